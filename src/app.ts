@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import { type IncomingMessage } from 'node:http';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { type Logger } from 'pino';
+import { AppModule, type ResolvedConfig } from './app.module.js';
+import { type AppConfig } from './config/app-config.js';
+import { resolveJwtSecret } from './config/jwt-secret.js';
+import { createRootLogger, NestPinoLogger } from './core/logger.js';
+import { provideDatabase, runMigrations } from './database/database.js';
+
+export const JSON_BODY_LIMIT = 1_048_576;
+const SHUTDOWN_GRACE_MS = 10_000;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the Nest application on Fastify with every global behaviour; used by main.ts and the tests alike. */
+export async function createApp(config: ResolvedConfig, logger: Logger): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    loggerInstance: logger,
+    bodyLimit: JSON_BODY_LIMIT,
+    // Long enough that an oversized path id is answered as a 400 by its pipe, not as an unknown route.
+    routerOptions: { maxParamLength: 1000 },
+    forceCloseConnections: 'idle',
+    // A well-formed X-Request-Id from a proxy is kept so logs correlate; anything else gets a fresh id.
+    genReqId: (request: IncomingMessage) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
+    logger: new NestPinoLogger(logger),
+    abortOnError: false,
+  });
+  const fastify = app.getHttpAdapter().getInstance();
+  // JSON routes accept JSON only: anything else (text/plain included) is 415 Unsupported content type.
+  fastify.removeContentTypeParser('text/plain');
+  fastify.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.setGlobalPrefix('api');
+  if (config.corsOrigins.length > 0) {
+    app.enableCors({ origin: config.corsOrigins.includes('*') ? true : config.corsOrigins });
+  }
+  return app;
+}
+
+export interface RunningService {
+  app: NestFastifyApplication;
+  /** Base URL, e.g. http://127.0.0.1:3000 */
+  url: string;
+  logger: Logger;
+  /** Stops accepting, finishes in-flight requests (up to 10 s), closes the pool, then stops an embedded database. */
+  close(): Promise<void>;
+}
+
+/** Database, migrations, secret, application, listening socket: the whole start of the service. */
+export async function startService(config: AppConfig): Promise<RunningService> {
+  const logger = createRootLogger(config.logLevel);
+  const log = { log: (m: string) => logger.info(m), error: (m: string) => logger.error(m) };
+  const database = await provideDatabase(config.databaseUrl, config.dataDir, log);
+  let app: NestFastifyApplication | undefined;
+  try {
+    const applied = await runMigrations(database.url);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'Applied migrations');
+    const jwtSecret = await resolveJwtSecret(config.jwtSecret, config.dataDir);
+    app = await createApp({ ...config, databaseUrl: database.url, jwtSecret }, logger);
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await app?.close().catch(() => undefined);
+    await database.stop();
+    throw error;
+  }
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const running = app;
+  let closing: Promise<void> | undefined;
+  return {
+    app: running,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    logger,
+    close: () =>
+      (closing ??= (async () => {
+        const fastify = running.getHttpAdapter().getInstance();
+        // Fastify stops accepting at once and resolves when in-flight requests are done.
+        await Promise.race([
+          fastify.close(),
+          new Promise((resolve) => setTimeout(resolve, SHUTDOWN_GRACE_MS).unref()),
+        ]);
+        await running.close();
+        await database.stop();
+      })()),
+  };
+}

@@ -1,0 +1,44 @@
+import { Module } from '@nestjs/common';
+import { JwtModule } from '@nestjs/jwt';
+import { PassportModule } from '@nestjs/passport';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { APP_CONFIG } from '../config/config.module.js';
+import { type AppConfig } from '../config/app-config.js';
+import { User } from '../users/user.entity.js';
+import { AdminBootstrap } from './admin-bootstrap.js';
+import { AuthController } from './auth.controller.js';
+import { AuthService } from './auth.service.js';
+import { JwtStrategy } from './jwt.strategy.js';
+import { LoginThrottle } from './login-throttle.js';
+import { LoginThrottleGuard } from './login-throttle.guard.js';
+import { PasswordHasher } from './password-hasher.js';
+import { TokenService } from './token.service.js';
+import { UserAccessCache } from './user-access.cache.js';
+
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([User]),
+    PassportModule,
+    JwtModule.registerAsync({
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => ({
+        secret: config.jwtSecret,
+        signOptions: { algorithm: 'HS256' },
+        verifyOptions: { algorithms: ['HS256'] },
+      }),
+    }),
+  ],
+  controllers: [AuthController],
+  providers: [
+    AuthService,
+    AdminBootstrap,
+    JwtStrategy,
+    LoginThrottle,
+    LoginThrottleGuard,
+    PasswordHasher,
+    TokenService,
+    UserAccessCache,
+  ],
+  exports: [PasswordHasher, TokenService, UserAccessCache],
+})
+export class AuthModule {}

@@ -1,0 +1,71 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { AuthenticationRequired } from '../core/errors.js';
+import { User } from '../users/user.entity.js';
+import { toUserSummary, type UserSummary } from '../users/user.mapper.js';
+import { InvalidCredentials, WrongCurrentPassword } from './auth.errors.js';
+import { type ChangePasswordDto } from './dto/change-password.dto.js';
+import { type LoginDto } from './dto/login.dto.js';
+import { LoginThrottle } from './login-throttle.js';
+import { PasswordHasher } from './password-hasher.js';
+import { type IssuedToken, TokenService } from './token.service.js';
+import { UserAccessCache } from './user-access.cache.js';
+
+export interface Session extends IssuedToken {
+  user: UserSummary;
+}
+
+@Injectable()
+export class AuthService {
+  constructor(
+    @InjectRepository(User) private readonly users: Repository<User>,
+    private readonly hasher: PasswordHasher,
+    private readonly tokens: TokenService,
+    private readonly throttle: LoginThrottle,
+    private readonly access: UserAccessCache,
+  ) {}
+
+  private findByUsername(username: string): Promise<User | null> {
+    return this.users
+      .createQueryBuilder('u')
+      .where('lower(u.username) = lower(:username)', { username })
+      .getOne();
+  }
+
+  async login({ username, password }: LoginDto, clientIp: string): Promise<Session> {
+    const user = await this.findByUsername(username);
+    // An unknown username is verified against a decoy hash, so both failures take the same time.
+    const valid = await this.hasher.verify(user?.passwordHash, password);
+    if (!user || !valid) {
+      this.throttle.recordFailure(username, clientIp);
+      throw new InvalidCredentials();
+    }
+    return { ...this.tokens.issue(user), user: toUserSummary(user) };
+  }
+
+  async me(userId: number): Promise<UserSummary> {
+    const user = await this.users.findOneBy({ id: userId });
+    if (!user) throw new AuthenticationRequired();
+    return toUserSummary(user);
+  }
+
+  async changePassword(userId: number, dto: ChangePasswordDto): Promise<Session> {
+    const user = await this.users.findOneBy({ id: userId });
+    if (!user) throw new AuthenticationRequired();
+    if (!(await this.hasher.verify(user.passwordHash, dto.current_password)))
+      throw new WrongCurrentPassword();
+    const changedAt = new Date();
+    await this.users.update(
+      { id: userId },
+      {
+        passwordHash: await this.hasher.hash(dto.new_password),
+        passwordChangedAt: changedAt,
+        updatedAt: changedAt,
+      },
+    );
+    this.access.invalidate(userId);
+    const updated = await this.users.findOneByOrFail({ id: userId });
+    return { ...this.tokens.issue(updated, changedAt), user: toUserSummary(updated) };
+  }
+}

@@ -1,0 +1,12 @@
+import { IsString, Length } from 'class-validator';
+import { PASSWORD_MAX, PASSWORD_MESSAGE, PASSWORD_MIN } from '../../users/user-rules.js';
+
+export class ChangePasswordDto {
+  @IsString({ message: 'current_password must be a string of 1-1024 characters' })
+  @Length(1, 1024, { message: 'current_password must be a string of 1-1024 characters' })
+  current_password!: string;
+
+  @IsString({ message: PASSWORD_MESSAGE })
+  @Length(PASSWORD_MIN, PASSWORD_MAX, { message: PASSWORD_MESSAGE })
+  new_password!: string;
+}

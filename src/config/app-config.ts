@@ -1,0 +1,142 @@
+import path from 'node:path';
+
+export interface AppConfig {
+  nodeEnv: string;
+  port: number;
+  host: string;
+  dataDir: string;
+  storageDir: string;
+  /** Unset: the service starts an embedded PostgreSQL under `dataDir`. */
+  databaseUrl: string | undefined;
+  /** Unset outside production: generated once and kept in `dataDir` (see jwt-secret.ts). */
+  jwtSecret: string | undefined;
+  jwtExpiresIn: number;
+  /** Empty: no CORS headers are sent. */
+  corsOrigins: string[];
+  logLevel: LogLevel;
+  dbPoolSize: number;
+  moduleCodePattern: string;
+  adminUsername: string;
+  adminEmail: string;
+  adminPassword: string | undefined;
+  swaggerEnabled: boolean;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Thrown at boot for a bad setting; the message names the variable. */
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function read(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `must be an integer between ${min} and ${max} (got "${raw}")`);
+  }
+  return Number(raw);
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = read(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['true', '1', 'yes'].includes(raw)) return true;
+  if (['false', '0', 'no'].includes(raw)) return false;
+  throw new ConfigError(name, `must be true or false (got "${raw}")`);
+}
+
+/** Reads and validates every setting once; nothing else in the service reads `process.env`. */
+export function loadConfig(env: Env): AppConfig {
+  const nodeEnv = read(env, 'NODE_ENV') ?? 'development';
+  const dataDir = path.resolve(read(env, 'DATA_DIR') ?? './data');
+
+  const databaseUrl = read(env, 'DATABASE_URL');
+  if (databaseUrl !== undefined) {
+    let protocol: string;
+    try {
+      protocol = new URL(databaseUrl).protocol;
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'must be a URL such as postgres://user:password@host:5432/db');
+    }
+    if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
+      throw new ConfigError('DATABASE_URL', 'must use the postgres:// scheme');
+    }
+  }
+
+  const jwtSecret = read(env, 'JWT_SECRET');
+  if (jwtSecret !== undefined && [...jwtSecret].length < 32) {
+    throw new ConfigError('JWT_SECRET', 'must be at least 32 characters');
+  }
+  if (jwtSecret === undefined && nodeEnv === 'production') {
+    throw new ConfigError('JWT_SECRET', 'is required when NODE_ENV=production');
+  }
+
+  const logLevel = (read(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+
+  const moduleCodePattern = read(env, 'MODULE_CODE_PATTERN') ?? '^[A-Z]{3}[0-9]{3}$';
+  try {
+    new RegExp(moduleCodePattern, 'u');
+  } catch {
+    throw new ConfigError('MODULE_CODE_PATTERN', 'must be a valid regular expression');
+  }
+
+  const adminUsername = read(env, 'ADMIN_USERNAME') ?? 'admin';
+  if (!/^[A-Za-z0-9._-]{3,64}$/.test(adminUsername)) {
+    throw new ConfigError('ADMIN_USERNAME', "must be 3-64 characters of letters, digits, '.', '_' or '-'");
+  }
+  const adminEmail = (read(env, 'ADMIN_EMAIL') ?? 'admin@localhost').toLowerCase();
+  if (!/^[^\s@]+@[^\s@]+$/.test(adminEmail)) {
+    throw new ConfigError('ADMIN_EMAIL', 'must be an email address');
+  }
+  const adminPassword = env.ADMIN_PASSWORD === '' ? undefined : env.ADMIN_PASSWORD;
+  if (adminPassword !== undefined && ([...adminPassword].length < 8 || [...adminPassword].length > 128)) {
+    throw new ConfigError('ADMIN_PASSWORD', 'must be 8-128 characters');
+  }
+
+  const corsOrigins = (read(env, 'CORS_ORIGINS') ?? '')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '');
+  for (const origin of corsOrigins) {
+    if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin)) {
+      throw new ConfigError(
+        'CORS_ORIGINS',
+        `must be a comma-separated list of origins such as https://app.example.edu (got "${origin}")`,
+      );
+    }
+  }
+
+  return {
+    nodeEnv,
+    port: int(env, 'PORT', 3000, 0, 65535),
+    host: read(env, 'HOST') ?? '0.0.0.0',
+    dataDir,
+    storageDir: path.resolve(read(env, 'STORAGE_DIR') ?? path.join(dataDir, 'files')),
+    databaseUrl,
+    jwtSecret,
+    jwtExpiresIn: int(env, 'JWT_EXPIRES_IN', 3600, 1, 31_536_000),
+    corsOrigins,
+    logLevel: logLevel as LogLevel,
+    dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 500),
+    moduleCodePattern,
+    adminUsername,
+    adminEmail,
+    adminPassword,
+    swaggerEnabled: bool(env, 'SWAGGER_ENABLED', true),
+  };
+}

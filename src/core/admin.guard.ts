@@ -1,0 +1,21 @@
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { type AuthUser, IS_ADMIN_ONLY } from './decorators.js';
+import { PermissionDenied } from './errors.js';
+
+/** Global, after the JWT guard: routes marked `@AdminOnly()` need an administrator. */
+@Injectable()
+export class AdminGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const adminOnly = this.reflector.getAllAndOverride<boolean | undefined>(IS_ADMIN_ONLY, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (!adminOnly) return true;
+    const user = context.switchToHttp().getRequest<{ user?: AuthUser }>().user;
+    if (!user?.admin) throw new PermissionDenied();
+    return true;
+  }
+}

@@ -1,0 +1,70 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { type FastifyReply } from 'fastify';
+import { AppError, INTERNAL_ERROR_MESSAGE, InternalFailure } from './errors.js';
+
+interface FrameworkError {
+  code?: string;
+  statusCode?: number;
+}
+
+/** Fastify's own errors (body parsing, limits) by code, with the contract's messages. */
+const FRAMEWORK_ERRORS: Record<string, [number, string]> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'Unsupported content type'],
+  FST_ERR_CTP_INVALID_TYPE: [415, 'Unsupported content type'],
+  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'Request body too large'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'Malformed JSON body'],
+  FST_ERR_CTP_INVALID_JSON_BODY: [400, 'Malformed JSON body'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'Content-Length does not match the body'],
+  FST_ERR_CTP_EMPTY_TYPE: [415, 'Unsupported content type'],
+};
+
+/** Maps an HTTP status the framework chose to the contract's message. */
+function frameworkMessage(status: number): string {
+  switch (status) {
+    case 400:
+      return 'Malformed JSON body';
+    case 404:
+    case 405:
+      return 'Route not found';
+    case 413:
+      return 'Request body too large';
+    case 415:
+      return 'Unsupported content type';
+    default:
+      return status >= 500 ? INTERNAL_ERROR_MESSAGE : 'The request could not be processed';
+  }
+}
+
+export function toErrorResponse(error: unknown): { status: number; message: string; data: unknown } {
+  if (error instanceof AppError) return { status: error.status, message: error.message, data: error.data };
+  const { code, statusCode } = (error ?? {}) as FrameworkError;
+  if (code && FRAMEWORK_ERRORS[code]) {
+    const [status, message] = FRAMEWORK_ERRORS[code];
+    return { status, message, data: null };
+  }
+  if (error instanceof HttpException) {
+    const status = error.getStatus() === 405 ? 404 : error.getStatus();
+    return { status, message: frameworkMessage(status), data: null };
+  }
+  // A JSON body that fails to parse: a SyntaxError with status 400 from Fastify's parser.
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+    return { status: statusCode, message: frameworkMessage(statusCode), data: null };
+  }
+  return { status: 500, message: INTERNAL_ERROR_MESSAGE, data: null };
+}
+
+/** The one place errors become responses: always the envelope, never a stack, SQL text or driver message. */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Exceptions');
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const { status, message, data } = toErrorResponse(error);
+    if (status >= 500) {
+      const cause = error instanceof InternalFailure ? error.reason : error;
+      this.logger.error(cause instanceof Error ? (cause.stack ?? cause.message) : String(cause));
+    }
+    void reply.status(status).send({ success: false, data, message });
+  }
+}

@@ -1,0 +1,32 @@
+import { type ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AuthGuard } from '@nestjs/passport';
+import { type AuthUser, IS_PUBLIC } from './decorators.js';
+import { AppError, AuthenticationRequired, InvalidToken } from './errors.js';
+
+/** Global: every route needs a valid bearer token unless marked `@Public()`. */
+@Injectable()
+export class JwtAuthGuard extends AuthGuard('jwt') {
+  constructor(private readonly reflector: Reflector) {
+    super();
+  }
+
+  override canActivate(context: ExecutionContext) {
+    const isPublic = this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    return isPublic ? true : super.canActivate(context);
+  }
+
+  override handleRequest<T = AuthUser>(error: unknown, user: T | false, info: unknown): T {
+    if (error instanceof AppError) throw error;
+    if (error) throw error as Error;
+    if (!user) {
+      // passport-jwt reports a missing or non-Bearer Authorization header as "No auth token".
+      const missing = info instanceof Error && info.message === 'No auth token';
+      throw missing ? new AuthenticationRequired() : new InvalidToken();
+    }
+    return user;
+  }
+}

@@ -1,0 +1,111 @@
+import { ValidationFailed } from './errors.js';
+
+export type Query = Record<string, unknown>;
+
+const INT32_MIN = -2_147_483_648;
+const INT32_MAX = 2_147_483_647;
+
+/** Collects the 400 messages of a query string so they are reported together, in parameter order. */
+export class QueryReader {
+  private readonly errors: string[] = [];
+
+  constructor(private readonly query: Query) {}
+
+  /** A text parameter; a repeated parameter is an error. */
+  string(name: string): string | undefined {
+    const value = this.query[name];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string') {
+      this.errors.push(`${name} must be given at most once`);
+      return undefined;
+    }
+    return value;
+  }
+
+  /** Plain decimal digits with an optional leading `-`, within 32 bits; else `<name> must be an integer`. */
+  int(name: string): number | undefined {
+    const value = this.query[name];
+    if (value === undefined) return undefined;
+    const parsed = typeof value === 'string' ? parseInt32(value) : undefined;
+    if (parsed === undefined) this.errors.push(`${name} must be an integer`);
+    return parsed;
+  }
+
+  /** `page` (default 1, at least 1) and `per_page` (default 20, 1..100), clamped. */
+  paging(): Paging {
+    const page = this.int('page');
+    const perPage = this.int('per_page');
+    return toPaging(page ?? 1, perPage ?? 20);
+  }
+
+  /** `true` / `false`; else `<name> must be true or false`. */
+  boolean(name: string): boolean | undefined {
+    const value = this.query[name];
+    if (value === undefined) return undefined;
+    if (value === 'true') return true;
+    if (value === 'false') return false;
+    this.errors.push(`${name} must be true or false`);
+    return undefined;
+  }
+
+  /** Throws the collected messages, if any; call before {@link parseSort}, which is reported alone. */
+  done(): void {
+    if (this.errors.length > 0) throw new ValidationFailed(this.errors.join('; '));
+  }
+}
+
+export function parseInt32(value: string): number | undefined {
+  if (!/^-?\d+$/.test(value)) return undefined;
+  const parsed = Number(value);
+  return parsed >= INT32_MIN && parsed <= INT32_MAX ? parsed : undefined;
+}
+
+export interface Paging {
+  page: number;
+  perPage: number;
+  offset: number;
+}
+
+export function toPaging(page: number, perPage: number): Paging {
+  const clampedPage = Math.max(page, 1);
+  const clampedPerPage = Math.min(Math.max(perPage, 1), 100);
+  return { page: clampedPage, perPage: clampedPerPage, offset: (clampedPage - 1) * clampedPerPage };
+}
+
+export interface SortKey {
+  /** The SQL expression to order by, from the caller's whitelist. */
+  column: string;
+  descending: boolean;
+}
+
+export const INVALID_SORT_MESSAGE = 'Invalid field used for sorting';
+
+/**
+ * `code,-year`: comma-separated, trimmed, blanks skipped, a leading `-` for descending. `fields` maps each
+ * allowed name to its SQL expression; anything else is 400 `Invalid field used for sorting`.
+ */
+export function parseSort(raw: unknown, fields: Readonly<Record<string, string>>): SortKey[] {
+  if (raw === undefined) return [];
+  if (typeof raw !== 'string') throw new ValidationFailed(INVALID_SORT_MESSAGE);
+  const keys: SortKey[] = [];
+  for (const entry of raw.split(',')) {
+    const trimmed = entry.trim();
+    if (trimmed === '') continue;
+    const descending = trimmed.startsWith('-');
+    const name = descending ? trimmed.slice(1) : trimmed;
+    if (!Object.hasOwn(fields, name)) throw new ValidationFailed(INVALID_SORT_MESSAGE);
+    keys.push({ column: fields[name], descending });
+  }
+  return keys;
+}
+
+/** `ORDER BY` text for the keys, nulls last both ways, always ending with `<idColumn>` ascending. */
+export function orderByClause(keys: SortKey[], idColumn: string): string {
+  const parts = keys.map((key) => `${key.column} ${key.descending ? 'DESC' : 'ASC'} NULLS LAST`);
+  return [...parts, `${idColumn} ASC`].join(', ');
+}
+
+/** A `LIKE`/`ILIKE` pattern matching `text` as a literal substring (`%`, `_` and `\` match themselves). */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}

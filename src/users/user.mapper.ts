@@ -1,0 +1,29 @@
+import { type User } from './user.entity.js';
+
+/** The User summary of the contract (SPEC §3): the only shape in which a user leaves the service. */
+export interface UserSummary {
+  id: number;
+  username: string;
+  email: string;
+  admin: boolean;
+  created_at: string;
+  updated_at: string;
+  avatar_url: string | null;
+}
+
+export type UserSummarySource = Pick<
+  User,
+  'id' | 'username' | 'email' | 'admin' | 'createdAt' | 'updatedAt' | 'avatarKey'
+>;
+
+export function toUserSummary(user: UserSummarySource): UserSummary {
+  return {
+    id: Number(user.id),
+    username: user.username,
+    email: user.email,
+    admin: user.admin,
+    created_at: user.createdAt.toISOString(),
+    updated_at: user.updatedAt.toISOString(),
+    avatar_url: user.avatarKey ? `/api/users/${user.id}/avatar` : null,
+  };
+}

@@ -1,0 +1,62 @@
+import pg from 'pg';
+import { startTestApp, testDatabaseUrl, type TestApp } from './support/app.js';
+import { client, type Client } from './support/http.js';
+
+describe('health', () => {
+  let app: TestApp;
+  let api: Client;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    api = client(app.url);
+  });
+  afterAll(() => app.close());
+
+  it('answers liveness without a token', async () => {
+    const res = await api.get('/api/health');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: true, data: 'OK', message: 'Health check passed' });
+  });
+
+  it('answers readiness with the database up', async () => {
+    const res = await api.get('/api/health/ready');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: true, data: { database: 'up' }, message: 'Ready' });
+  });
+
+  it('answers 503 while its database refuses connections, and recovers without a restart', async () => {
+    // A database of its own, so that blocking it affects only this service instance.
+    const admin = new pg.Client({ connectionString: testDatabaseUrl() });
+    await admin.connect();
+    const name = `mas_ready_${Date.now()}`;
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = new URL(testDatabaseUrl());
+    url.pathname = `/${name}`;
+    const isolated = await startTestApp({ databaseUrl: url.toString() });
+    const isolatedApi = client(isolated.url);
+    try {
+      expect((await isolatedApi.get('/api/health/ready')).status).toBe(200);
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, [name]);
+
+      const down = await isolatedApi.get('/api/health/ready');
+      expect(down.status).toBe(503);
+      expect(down.body).toEqual({
+        success: false,
+        data: { database: 'down' },
+        message: 'Service unavailable',
+      });
+      expect((await isolatedApi.get('/api/health')).status).toBe(200);
+
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+      const up = await isolatedApi.get('/api/health/ready');
+      expect(up.status).toBe(200);
+      expect(up.body.data).toEqual({ database: 'up' });
+    } finally {
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+      await isolated.close();
+      await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+});

@@ -1,0 +1,69 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { type DataSource } from 'typeorm';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { type RunningService, startService } from '../../src/app.js';
+import { type AppConfig, loadConfig } from '../../src/config/app-config.js';
+import { LoginThrottle } from '../../src/auth/login-throttle.js';
+
+export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
+
+export interface TestApp {
+  service: RunningService;
+  /** e.g. http://127.0.0.1:41234 */
+  url: string;
+  dataSource: DataSource;
+  config: AppConfig;
+  /**
+   * Empties every table and forgets failed logins; call in `beforeEach`. Ids are not restarted, so the
+   * service's 5-second user cache never mistakes a new user for an old one with the same id.
+   */
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The test database prepared by global-setup.ts (embedded, or a fresh one on DATABASE_URL's server). */
+export function testDatabaseUrl(): string {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) throw new Error('TEST_DATABASE_URL is not set: run the e2e tests through jest (global-setup.ts)');
+  return url;
+}
+
+/**
+ * Boots the real service (AppModule on Fastify, every global provider) on a loopback port against the test
+ * database, with its own temporary data and storage directories.
+ */
+export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<TestApp> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'mas-test-'));
+  const config: AppConfig = {
+    ...loadConfig({}),
+    databaseUrl: testDatabaseUrl(),
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    storageDir: path.join(dataDir, 'files'),
+    jwtSecret: TEST_JWT_SECRET,
+    logLevel: (process.env.TEST_LOG_LEVEL as AppConfig['logLevel'] | undefined) ?? 'silent',
+    adminPassword: 'bootstrap-admin-password',
+    ...overrides,
+  };
+  const service = await startService(config);
+  const dataSource = service.app.get<DataSource>(getDataSourceToken());
+  return {
+    service,
+    url: service.url,
+    dataSource,
+    config,
+    async reset() {
+      await dataSource.query(
+        `TRUNCATE assignment_files, assignments, user_module_roles, modules, users CASCADE`,
+      );
+      service.app.get(LoginThrottle).reset();
+    },
+    async close() {
+      await service.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
