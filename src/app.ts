@@ -7,6 +7,7 @@ import { AppModule, type ResolvedConfig } from './app.module.js';
 import { type AppConfig } from './config/app-config.js';
 import { resolveJwtSecret } from './config/jwt-secret.js';
 import { createRootLogger, NestPinoLogger } from './core/logger.js';
+import { setupOpenApi } from './core/openapi.setup.js';
 import { provideDatabase, runMigrations } from './database/database.js';
 
 export const JSON_BODY_LIMIT = 1_048_576;
@@ -38,6 +39,7 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
     reply.header('x-request-id', request.id);
   });
   app.setGlobalPrefix('api');
+  if (config.swaggerEnabled) setupOpenApi(app);
   if (config.corsOrigins.length > 0) {
     app.enableCors({ origin: config.corsOrigins.includes('*') ? true : config.corsOrigins });
   }

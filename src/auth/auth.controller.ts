@@ -1,4 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Put, Req, UseGuards } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAuthenticated, ApiErrors, ApiOk } from '../core/openapi.js';
+import { SessionSchema, UserSummarySchema } from '../core/openapi.schemas.js';
 import { type FastifyRequest } from 'fastify';
 import { CurrentUser, type AuthUser, Public, ResponseMessage } from '../core/decorators.js';
 import { AuthService, type Session } from './auth.service.js';
@@ -7,6 +10,7 @@ import { LoginDto } from './dto/login.dto.js';
 import { LoginThrottleGuard } from './login-throttle.guard.js';
 import { type UserSummary } from '../users/user.mapper.js';
 
+@ApiTags('Auth')
 @Controller('auth')
 export class AuthController {
   constructor(private readonly auth: AuthService) {}
@@ -16,18 +20,37 @@ export class AuthController {
   @Post('login')
   @HttpCode(200)
   @ResponseMessage('Login successful')
+  @ApiOperation({ summary: 'Sign in and get a bearer token' })
+  @ApiOk(200, 'Login successful', SessionSchema)
+  @ApiErrors({
+    400: ['Malformed JSON body', 'username must be a string of 1-320 characters'],
+    401: ['Invalid username or password'],
+    415: ['Unsupported content type'],
+    429: ['Too many requests, try again later'],
+  })
   login(@Body() body: LoginDto, @Req() request: FastifyRequest): Promise<Session> {
     return this.auth.login(body, request.ip);
   }
 
   @Get('me')
   @ResponseMessage('User retrieved successfully')
+  @ApiOperation({ summary: 'The signed-in user' })
+  @ApiAuthenticated()
+  @ApiOk(200, 'User retrieved successfully', UserSummarySchema)
   me(@CurrentUser() user: AuthUser): Promise<UserSummary> {
     return this.auth.me(user.id);
   }
 
   @Put('password')
   @ResponseMessage('Password changed successfully')
+  @ApiOperation({ summary: 'Change your password; tokens issued before the change stop working' })
+  @ApiAuthenticated()
+  @ApiOk(200, 'Password changed successfully', SessionSchema)
+  @ApiErrors({
+    400: ['Password must be 8-128 characters', 'Malformed JSON body'],
+    401: ['Current password is incorrect'],
+    415: ['Unsupported content type'],
+  })
   changePassword(@CurrentUser() user: AuthUser, @Body() body: ChangePasswordDto): Promise<Session> {
     return this.auth.changePassword(user.id, body);
   }

@@ -1,22 +1,50 @@
 import { Controller, Get } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { ApiOk } from '../core/openapi.js';
 import { Public, ResponseMessage } from '../core/decorators.js';
 import { AppError } from '../core/errors.js';
 
+const DATABASE_STATUS = {
+  type: 'object',
+  required: ['database'],
+  additionalProperties: false,
+  properties: { database: { type: 'string', enum: ['up', 'down'] } },
+};
+
 /** Kubernetes probes: liveness never touches the database; readiness pings it with a short timeout. */
 @Public()
+@ApiTags('Health')
 @Controller('health')
 export class HealthController {
   constructor(private readonly database: TypeOrmHealthIndicator) {}
 
   @Get()
   @ResponseMessage('Health check passed')
+  @ApiOperation({ summary: 'Liveness: the process answers (no database access)' })
+  @ApiOk(200, 'Health check passed', { type: 'string', enum: ['OK'] })
   live(): string {
     return 'OK';
   }
 
   @Get('ready')
   @ResponseMessage('Ready')
+  @ApiOperation({ summary: 'Readiness: the database answers a ping within 1 s' })
+  @ApiOk(200, 'Ready', DATABASE_STATUS)
+  @ApiResponse({
+    status: 503,
+    description: 'Service unavailable',
+    schema: {
+      type: 'object',
+      required: ['success', 'data', 'message'],
+      additionalProperties: false,
+      properties: {
+        success: { type: 'boolean', enum: [false] },
+        data: DATABASE_STATUS,
+        message: { type: 'string', example: 'Service unavailable' },
+      },
+    },
+  })
   async ready(): Promise<{ database: 'up' }> {
     const result = await this.database.pingCheck('database', { timeout: 1000 });
     if (result.database.status !== 'up') throw new AppError(503, 'Service unavailable', { database: 'down' });

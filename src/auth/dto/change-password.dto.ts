@@ -1,11 +1,19 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { IsString, Length } from 'class-validator';
 import { PASSWORD_MAX, PASSWORD_MESSAGE, PASSWORD_MIN } from '../../users/user-rules.js';
 
 export class ChangePasswordDto {
+  @ApiProperty({ minLength: 1, maxLength: 1024, format: 'password', example: 'correct-horse-battery' })
   @IsString({ message: 'current_password must be a string of 1-1024 characters' })
   @Length(1, 1024, { message: 'current_password must be a string of 1-1024 characters' })
   current_password!: string;
 
+  @ApiProperty({
+    minLength: PASSWORD_MIN,
+    maxLength: PASSWORD_MAX,
+    format: 'password',
+    example: 'new-horse-battery',
+  })
   @IsString({ message: PASSWORD_MESSAGE })
   @Length(PASSWORD_MIN, PASSWORD_MAX, { message: PASSWORD_MESSAGE })
   new_password!: string;

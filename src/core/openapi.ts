@@ -1,0 +1,140 @@
+/**
+ * OpenAPI conventions. The document is built from decorators only (no Swagger CLI plugin, which the plain
+ * `tsc` build and ts-jest do not run), so everything a client needs is declared explicitly:
+ *
+ * - Request DTOs: `@ApiProperty({ ... })` / `@ApiPropertyOptional` on every field, with the validation limits
+ *   (`minLength`, `maxLength`, `pattern`, `minimum`, `maximum`, `enum`, `minItems`, `maxItems`, `nullable`) and an
+ *   `example`.
+ * - Controllers: `@ApiTags('Modules')`; on each handler `@ApiOperation({ summary })`, `@ApiOk(status, message,
+ *   dataSchema)` for the success response and `@ApiErrors({ 400: [...messages], 404: [...] })` for the failures.
+ *   `@ApiAuthenticated()` / `@ApiAdmin()` add bearer security with the 401 (and 403) responses.
+ * - Response data schemas are plain JSON Schema registered by name with `schema(name, definition)`, which returns
+ *   a `$ref`. Shared resources of SPEC §3 live in `openapi.schemas.ts`.
+ * - Query parameters: `@ApiQuery({ name, required: false, schema })`; `ApiPagingQuery()` for page/per_page,
+ *   `ApiSortQuery(fields)` for sort.
+ */
+import { applyDecorators } from '@nestjs/common';
+import { ApiBearerAuth, ApiQuery, ApiResponse, type ReferenceObject, type SchemaObject } from '@nestjs/swagger';
+import { PERMISSION_DENIED_MESSAGE } from './errors.js';
+
+export type Schema = SchemaObject | ReferenceObject;
+
+/** Every named schema, added to `components.schemas` when the document is built. */
+export const namedSchemas: Record<string, SchemaObject> = {};
+
+/** Registers a named response schema and returns a `$ref` to it. */
+export function schema(name: string, definition: SchemaObject): ReferenceObject {
+  namedSchemas[name] = definition;
+  return { $ref: `#/components/schemas/${name}` };
+}
+
+export const ErrorEnvelope = schema('ErrorEnvelope', {
+  type: 'object',
+  required: ['success', 'data', 'message'],
+  additionalProperties: false,
+  properties: {
+    success: { type: 'boolean', enum: [false] },
+    data: { nullable: true, enum: [null] },
+    message: { type: 'string' },
+  },
+});
+
+/** `{ success: true, data, message }` around a data schema (`null` for routes that return nothing). */
+export function envelope(data: Schema | null, message: string): SchemaObject {
+  return {
+    type: 'object',
+    required: ['success', 'data', 'message'],
+    additionalProperties: false,
+    properties: {
+      success: { type: 'boolean', enum: [true] },
+      data: data ?? { nullable: true, enum: [null] },
+      message: { type: 'string', example: message },
+    },
+  };
+}
+
+/** The success response of a route. */
+export function ApiOk(status: number, message: string, data: Schema | null, description = message) {
+  return ApiResponse({ status, description, schema: envelope(data, message) });
+}
+
+/** The failure responses of a route: status → the messages it can carry (shown as examples). */
+export function ApiErrors(failures: Record<number, string[]>) {
+  return applyDecorators(
+    ...Object.entries(failures).map(([status, messages]) =>
+      ApiResponse({
+        status: Number(status),
+        description: messages.join(' | '),
+        content: {
+          'application/json': {
+            schema: ErrorEnvelope,
+            examples: Object.fromEntries(
+              messages.map((message, index) => [
+                `e${index + 1}`,
+                { summary: message, value: { success: false, data: null, message } },
+              ]),
+            ),
+          },
+        },
+      }),
+    ),
+  );
+}
+
+const UNAUTHENTICATED = ['Authentication required', 'Invalid or expired token'];
+
+/** Bearer security and its 401. */
+export function ApiAuthenticated() {
+  return applyDecorators(ApiBearerAuth('bearer'), ApiErrors({ 401: UNAUTHENTICATED }));
+}
+
+/** Bearer security, 401 and the admin 403. */
+export function ApiAdmin() {
+  return applyDecorators(
+    ApiBearerAuth('bearer'),
+    ApiErrors({ 401: UNAUTHENTICATED, 403: [PERMISSION_DENIED_MESSAGE] }),
+  );
+}
+
+export function ApiPagingQuery() {
+  return applyDecorators(
+    ApiQuery({
+      name: 'page',
+      required: false,
+      description: 'Page number, from 1 (smaller values are clamped to 1).',
+      schema: { type: 'integer', format: 'int32', default: 1, example: 1 },
+    }),
+    ApiQuery({
+      name: 'per_page',
+      required: false,
+      description: 'Page size, clamped to 1..100.',
+      schema: { type: 'integer', format: 'int32', default: 20, example: 20 },
+    }),
+  );
+}
+
+export function ApiSortQuery(fields: readonly string[], defaultOrder: string) {
+  return ApiQuery({
+    name: 'sort',
+    required: false,
+    description:
+      `Comma-separated fields of ${fields.join(', ')}; a leading "-" sorts descending. ` +
+      `Default order: ${defaultOrder}; ties are broken by id ascending.`,
+    schema: { type: 'string', example: fields.length > 1 ? `${fields[0]},-${fields[1]}` : fields[0] },
+  });
+}
+
+/** Paged list data: `{ <items>: [...], page, per_page, total }`. */
+export function pagedSchema(itemsKey: string, item: Schema): SchemaObject {
+  return {
+    type: 'object',
+    required: [itemsKey, 'page', 'per_page', 'total'],
+    additionalProperties: false,
+    properties: {
+      [itemsKey]: { type: 'array', items: item },
+      page: { type: 'integer', minimum: 1, example: 1 },
+      per_page: { type: 'integer', minimum: 1, maximum: 100, example: 20 },
+      total: { type: 'integer', minimum: 0, example: 1 },
+    },
+  };
+}
