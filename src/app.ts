@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage } from 'node:http';
+import fastifyMultipart from '@fastify/multipart';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type Logger } from 'pino';
@@ -11,6 +12,8 @@ import { setupOpenApi } from './core/openapi.setup.js';
 import { provideDatabase, runMigrations } from './database/database.js';
 
 export const JSON_BODY_LIMIT = 1_048_576;
+/** The largest file a multipart upload may carry (an avatar: 2 MiB). */
+export const UPLOAD_FILE_LIMIT = 2_097_152;
 const SHUTDOWN_GRACE_MS = 10_000;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -35,6 +38,12 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   const fastify = app.getHttpAdapter().getInstance();
   // JSON routes accept JSON only: anything else (text/plain included) is 415 Unsupported content type.
   fastify.removeContentTypeParser('text/plain');
+  // Multipart bodies are streamed by the handler, so bodyLimit (JSON only) does not cut them; busboy stops
+  // each file at UPLOAD_FILE_LIMIT (marking it truncated) and the handler answers 413 itself.
+  await app.register(fastifyMultipart, {
+    throwFileSizeLimit: false,
+    limits: { fileSize: UPLOAD_FILE_LIMIT, files: 2, parts: 100, fieldSize: 65_536 },
+  });
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
