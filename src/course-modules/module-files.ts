@@ -1,0 +1,72 @@
+import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { StorageService } from '../storage/storage.service.js';
+
+const MODULES_FOLDER = 'modules';
+/** A folder name that can be a module id (a positive `bigint`). */
+const MODULE_FOLDER_NAME = /^[1-9][0-9]{0,18}$/;
+const INT64_MAX = 2n ** 63n - 1n;
+const SWEEP_BATCH = 1000;
+
+/** The storage folder of a module's files: every file of module 12 lives under `modules/12/`. */
+export const moduleFolder = (moduleId: number | string) => `${MODULES_FOLDER}/${moduleId}`;
+
+/**
+ * A module's files in storage. They are removed after the deleting transaction commits; should the process
+ * stop in between, the sweep at the next start removes folders whose module no longer exists.
+ */
+@Injectable()
+export class ModuleFiles implements OnApplicationBootstrap {
+  private readonly logger = new Logger(ModuleFiles.name);
+
+  constructor(
+    private readonly storage: StorageService,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  /**
+   * Removes the folders of deleted modules, and any file record's key that lay outside them. Failures are
+   * logged, not thrown: the rows are gone already, and the next start's sweep retries the folders.
+   */
+  async removeDeleted(moduleIds: readonly string[], storageKeys: readonly string[]): Promise<void> {
+    const folders = moduleIds.map(moduleFolder);
+    const strays = storageKeys.filter((key) => !folders.some((folder) => key.startsWith(`${folder}/`)));
+    for (const key of [...folders, ...strays]) {
+      try {
+        await this.storage.remove(key);
+      } catch (error) {
+        this.logger.warn(`Could not remove ${key} from storage: ${String(error)}`);
+      }
+    }
+  }
+
+  /** Removes `modules/<id>` folders whose module no longer exists. Returns the ids swept. */
+  async sweep(): Promise<string[]> {
+    const names = (await this.storage.list(MODULES_FOLDER)).filter(
+      (name) => MODULE_FOLDER_NAME.test(name) && BigInt(name) <= INT64_MAX,
+    );
+    const orphans: string[] = [];
+    for (let start = 0; start < names.length; start += SWEEP_BATCH) {
+      const batch = names.slice(start, start + SWEEP_BATCH);
+      const rows = await this.dataSource.query<{ id: string }[]>(
+        `SELECT id::text AS id FROM modules WHERE id = ANY($1::bigint[])`,
+        [batch],
+      );
+      const existing = new Set(rows.map((row) => row.id));
+      orphans.push(...batch.filter((name) => !existing.has(name)));
+    }
+    for (const id of orphans) await this.storage.remove(moduleFolder(id));
+    return orphans;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    try {
+      const swept = await this.sweep();
+      if (swept.length > 0) this.logger.log(`Removed files of ${swept.length} deleted modules`);
+    } catch (error) {
+      // Leftover files are harmless until the next start; they must not keep the service from starting.
+      this.logger.warn(`Sweep of deleted modules' files failed: ${String(error)}`);
+    }
+  }
+}

@@ -1,0 +1,31 @@
+import { AppError } from '../core/errors.js';
+
+export const MODULE_NOT_FOUND_MESSAGE = 'Module not found';
+export const DUPLICATE_MODULE_MESSAGE = 'A module with this code already exists for this year';
+export const ROLE_NOT_HELD_MESSAGE = 'Some users are not assigned with this role';
+
+export class ModuleNotFound extends AppError {
+  constructor() {
+    super(404, MODULE_NOT_FOUND_MESSAGE);
+  }
+}
+
+/** `(code, year)` clashes with another module; raised from the unique violation, never a pre-check. */
+export class DuplicateModule extends AppError {
+  constructor() {
+    super(409, DUPLICATE_MODULE_MESSAGE);
+  }
+}
+
+export class UserDoesNotExist extends AppError {
+  constructor(id: number | string) {
+    super(404, `User with ID ${id} does not exist`);
+  }
+}
+
+/** A personnel removal names a user who does not hold the role in the module. */
+export class RoleNotHeld extends AppError {
+  constructor() {
+    super(409, ROLE_NOT_HELD_MESSAGE);
+  }
+}

@@ -1,0 +1,90 @@
+import { type UserSummary, type UserSummarySource, toUserSummary } from '../users/user.mapper.js';
+import { type CourseModule } from './course-module.entity.js';
+import { type ModuleRole } from './module-role.js';
+
+/** The Module of the contract (SPEC §3). */
+export interface ModuleResponse {
+  id: number;
+  code: string;
+  year: number;
+  description: string | null;
+  credits: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An entity, or a raw row whose columns are aliased to the entity's property names. */
+export type ModuleSource = Pick<
+  CourseModule,
+  'id' | 'code' | 'year' | 'description' | 'credits' | 'createdAt' | 'updatedAt'
+>;
+
+export function toModuleResponse(module: ModuleSource): ModuleResponse {
+  return {
+    id: Number(module.id),
+    code: module.code,
+    year: module.year,
+    description: module.description,
+    credits: module.credits,
+    created_at: module.createdAt.toISOString(),
+    updated_at: module.updatedAt.toISOString(),
+  };
+}
+
+/** A user in a module's personnel list: User summary plus the role held there. */
+export type PersonnelMember = UserSummary & { role: ModuleRole };
+
+export function toPersonnelMember(row: UserSummarySource & { role: ModuleRole }): PersonnelMember {
+  return { ...toUserSummary(row), role: row.role };
+}
+
+export interface ModuleWithPersonnel extends ModuleResponse {
+  lecturers: UserSummary[];
+  assistant_lecturers: UserSummary[];
+  tutors: UserSummary[];
+  students: UserSummary[];
+}
+
+export interface MyModules {
+  as_student: ModuleResponse[];
+  as_tutor: ModuleResponse[];
+  as_lecturer: ModuleResponse[];
+  as_assistant_lecturer: ModuleResponse[];
+}
+
+/** Rows already ordered by username; each lands in its role's list, keeping that order. */
+export function toModuleWithPersonnel(
+  module: ModuleSource,
+  personnel: readonly (UserSummarySource & { role: ModuleRole })[],
+): ModuleWithPersonnel {
+  const result: ModuleWithPersonnel = {
+    ...toModuleResponse(module),
+    lecturers: [],
+    assistant_lecturers: [],
+    tutors: [],
+    students: [],
+  };
+  for (const row of personnel) result[PERSONNEL_KEY[row.role]].push(toUserSummary(row));
+  return result;
+}
+
+const PERSONNEL_KEY = {
+  Lecturer: 'lecturers',
+  AssistantLecturer: 'assistant_lecturers',
+  Tutor: 'tutors',
+  Student: 'students',
+} as const satisfies Record<ModuleRole, keyof ModuleWithPersonnel>;
+
+const MY_MODULES_KEY = {
+  Lecturer: 'as_lecturer',
+  AssistantLecturer: 'as_assistant_lecturer',
+  Tutor: 'as_tutor',
+  Student: 'as_student',
+} as const satisfies Record<ModuleRole, keyof MyModules>;
+
+/** Rows already ordered (year desc, code asc); each lands in its role's group, keeping that order. */
+export function toMyModules(rows: readonly (ModuleSource & { role: ModuleRole })[]): MyModules {
+  const result: MyModules = { as_student: [], as_tutor: [], as_lecturer: [], as_assistant_lecturer: [] };
+  for (const row of rows) result[MY_MODULES_KEY[row.role]].push(toModuleResponse(row));
+  return result;
+}
