@@ -1,10 +1,15 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { type INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { type FastifyInstance, type FastifyReply } from 'fastify';
 import { namedSchemas } from './openapi.js';
 import './openapi.schemas.js';
 
 export const DOCS_PATH = '/api/docs';
 export const DOCS_JSON_PATH = '/api/docs-json';
+const SITE_TITLE = 'Module Administration Service API';
 
 /** Builds the OpenAPI 3 document from the decorators of every controller. */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
@@ -32,13 +37,95 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   return document;
 }
 
-/** Swagger UI at /api/docs and the JSON document at /api/docs-json, both public. */
+/** The Swagger UI files served under /api/docs/, from the swagger-ui-dist that @nestjs/swagger ships with. */
+const UI_ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+  'favicon-16x16.png': 'image/png',
+};
+
+function swaggerUiDistDir(): string {
+  const requireFromSwagger = createRequire(createRequire(import.meta.url).resolve('@nestjs/swagger'));
+  return path.dirname(requireFromSwagger.resolve('swagger-ui-dist/package.json'));
+}
+
+/** The UI page; `base` is where its files are relative to the page's URL (with or without a trailing slash). */
+function uiHtml(base: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="UTF-8">
+  <title>${SITE_TITLE}</title>
+  <link rel="stylesheet" type="text/css" href="${base}swagger-ui.css">
+  <link rel="icon" type="image/png" href="${base}favicon-32x32.png" sizes="32x32">
+  <link rel="icon" type="image/png" href="${base}favicon-16x16.png" sizes="16x16">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="${base}swagger-ui-bundle.js"></script>
+  <script src="${base}swagger-ui-init.js"></script>
+</body>
+</html>
+`;
+}
+
+/** Starts the UI on the inlined document; no inline script, so the docs CSP needs no 'unsafe-inline' scripts. */
+function uiInitScript(document: OpenAPIObject): string {
+  const options = {
+    spec: document,
+    dom_id: '#swagger-ui',
+    deepLinking: true,
+    layout: 'BaseLayout',
+    persistAuthorization: true,
+    displayRequestDuration: true,
+    tryItOutEnabled: false,
+    // The public validator badge would call out to validator.swagger.io.
+    validatorUrl: null,
+  };
+  return `window.onload = function () {
+  var options = ${JSON.stringify(options)};
+  options.presets = [SwaggerUIBundle.presets.apis];
+  window.ui = SwaggerUIBundle(options);
+};
+`;
+}
+
+/**
+ * Swagger UI at /api/docs and the JSON document at /api/docs-json, both public (plain Fastify routes, outside
+ * the Nest guards). The UI's files are served here rather than by SwaggerModule, whose @fastify/static needs an
+ * ES-module-only dependency that Jest's module loader cannot require.
+ */
 export function setupOpenApi(app: INestApplication): void {
-  SwaggerModule.setup(DOCS_PATH, app, () => buildOpenApiDocument(app), {
+  let document: OpenAPIObject | undefined;
+  const getDocument = () => (document ??= buildOpenApiDocument(app));
+  SwaggerModule.setup(DOCS_PATH, app, getDocument, {
     useGlobalPrefix: false,
+    ui: false,
+    raw: ['json'],
     jsonDocumentUrl: DOCS_JSON_PATH,
-    yamlDocumentUrl: undefined,
-    customSiteTitle: 'Module Administration Service API',
-    swaggerOptions: { persistAuthorization: true, displayRequestDuration: true, tryItOutEnabled: false },
   });
+
+  const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
+  const distDir = swaggerUiDistDir();
+  const files = new Map<string, Promise<Buffer>>();
+  let initScript: string | undefined;
+  const html = (base: string) => (_request: unknown, reply: FastifyReply) =>
+    reply.type('text/html; charset=utf-8').send(uiHtml(base));
+
+  fastify.get(DOCS_PATH, html(`${path.posix.basename(DOCS_PATH)}/`));
+  fastify.get(`${DOCS_PATH}/`, html('./'));
+  fastify.get(`${DOCS_PATH}/swagger-ui-init.js`, (_request, reply) =>
+    reply
+      .type('application/javascript; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      .send((initScript ??= uiInitScript(getDocument()))),
+  );
+  for (const [name, type] of Object.entries(UI_ASSETS)) {
+    fastify.get(`${DOCS_PATH}/${name}`, async (_request, reply) => {
+      if (!files.has(name)) files.set(name, readFile(path.join(distDir, name)));
+      const content = await files.get(name)!;
+      return reply.type(type).header('cache-control', 'public, max-age=3600').send(content);
+    });
+  }
 }
