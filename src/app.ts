@@ -9,6 +9,7 @@ import { type AppConfig } from './config/app-config.js';
 import { resolveJwtSecret } from './config/jwt-secret.js';
 import { createRootLogger, NestPinoLogger } from './core/logger.js';
 import { setupOpenApi } from './core/openapi.setup.js';
+import { registerSecurityHeaders } from './core/security-headers.js';
 import { provideDatabase, runMigrations } from './database/database.js';
 
 export const JSON_BODY_LIMIT = 1_048_576;
@@ -48,6 +49,8 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
     reply.header('x-request-id', request.id);
   });
   app.setGlobalPrefix('api');
+  // Before any route exists, so that every route (docs included) gets its headers.
+  await registerSecurityHeaders(app);
   if (config.swaggerEnabled) setupOpenApi(app);
   if (config.corsOrigins.length > 0) {
     app.enableCors({ origin: config.corsOrigins.includes('*') ? true : config.corsOrigins });
