@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { type DataSource } from 'typeorm';
+import { StorageService } from '../src/storage/storage.service.js';
+import { type TestApp } from './support/app.js';
+import { type ModuleRow, type UserRow } from './support/factories.js';
+
+/** The Module of the contract as the API must show a stored row. */
+export function moduleJson(row: ModuleRow) {
+  return {
+    id: Number(row.id),
+    code: row.code,
+    year: row.year,
+    description: row.description,
+    credits: row.credits,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** The User summary of the contract as the API must show a stored user without an avatar. */
+export function userJson(row: UserRow) {
+  return {
+    id: Number(row.id),
+    username: row.username,
+    email: row.email,
+    admin: row.admin,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    avatar_url: null,
+  };
+}
+
+export const ids = (items: { id: number }[]) => items.map((item) => Number(item.id));
+
+/** An assignment of the module with one file written to storage under `modules/<id>/`. Returns the file's key. */
+export async function addAssignmentWithFile(app: TestApp, moduleId: number, content = 'coursework'): Promise<string> {
+  const [assignment] = await app.dataSource.query<{ id: number }[]>(
+    `INSERT INTO assignments (module_id, name, type) VALUES ($1, 'Essay', 'coursework') RETURNING id`,
+    [moduleId],
+  );
+  const key = `modules/${moduleId}/${randomUUID()}`;
+  await app.service.app.get(StorageService).write(key, Buffer.from(content));
+  await app.dataSource.query(
+    `INSERT INTO assignment_files (assignment_id, module_id, file_type, original_name, storage_key, size)
+     VALUES ($1, $2, 'text/plain', 'essay.txt', $3, $4)`,
+    [assignment.id, moduleId, key, Buffer.byteLength(content)],
+  );
+  return key;
+}
+
+/** Every file under the storage root, as keys (`modules/12/…`), temporary files excluded. */
+export async function storedFiles(storageDir: string): Promise<string[]> {
+  try {
+    const entries = await readdir(storageDir, { recursive: true, withFileTypes: true });
+    return entries
+      .filter((entry) => entry.isFile())
+      .map((entry) => path.relative(storageDir, path.join(entry.parentPath, entry.name)))
+      .filter((key) => !key.startsWith('.tmp'))
+      .sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+/** How many rows of each table belong to the module. */
+export async function rowsOfModule(dataSource: DataSource, moduleId: number) {
+  const [row] = await dataSource.query<Record<string, number>[]>(
+    `SELECT (SELECT count(*) FROM modules WHERE id = $1) AS modules,
+            (SELECT count(*) FROM user_module_roles WHERE module_id = $1) AS user_module_roles,
+            (SELECT count(*) FROM assignments WHERE module_id = $1) AS assignments,
+            (SELECT count(*) FROM assignment_files WHERE module_id = $1) AS assignment_files`,
+    [moduleId],
+  );
+  return row;
+}
+
+export async function roleOf(dataSource: DataSource, userId: number, moduleId: number): Promise<string | null> {
+  const rows = await dataSource.query<{ role: string }[]>(
+    `SELECT role FROM user_module_roles WHERE user_id = $1 AND module_id = $2`,
+    [userId, moduleId],
+  );
+  return rows[0]?.role ?? null;
+}
+
+export const PERMISSION_DENIED = 'You do not have permission to perform this action';
+export const INVALID_SORT = 'Invalid field used for sorting';
+export const INVALID_ROLE = 'role must be one of Lecturer, AssistantLecturer, Tutor, Student';
+
+/** The error envelope of the contract. */
+export const failure = (message: string) => ({ success: false, data: null, message });

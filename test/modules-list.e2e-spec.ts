@@ -1,0 +1,343 @@
+import { ModuleRole } from '../src/course-modules/module-role.js';
+import { startTestApp, type TestApp } from './support/app.js';
+import { assignRole, makeModule, makeUser, type ModuleRow, tokenFor, type UserRow } from './support/factories.js';
+import { client, type Client } from './support/http.js';
+import { failure, ids, INVALID_SORT, moduleJson } from './modules-fixtures.js';
+
+describe('GET /api/modules', () => {
+  let app: TestApp;
+  let api: Client;
+  let admin: UserRow;
+  let adminToken: string;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    api = client(app.url);
+  });
+  afterAll(() => app.close());
+  beforeEach(async () => {
+    await app.reset();
+    admin = await makeUser(app.dataSource, { admin: true });
+    adminToken = tokenFor(admin);
+  });
+
+  const list = (query = '', token = adminToken) => api.get(`/api/modules${query}`, { token });
+  const listIds = async (query: string, token = adminToken) => {
+    const res = await list(query, token);
+    expect(res.status).toBe(200);
+    return ids(res.body.data.modules);
+  };
+
+  it('requires a token', async () => {
+    const res = await api.get('/api/modules');
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual(failure('Authentication required'));
+    expect((await api.get('/api/modules', { token: 'garbage' })).body).toEqual(
+      failure('Invalid or expired token'),
+    );
+  });
+
+  it('gives an admin every module in id order with page, per_page and total', async () => {
+    const rows = [
+      await makeModule(app.dataSource, { code: 'ZZZ999', year: 2024 }),
+      await makeModule(app.dataSource, { code: 'AAA111', year: 2026, description: null }),
+      await makeModule(app.dataSource, { code: 'MMM555', year: 2025, credits: 30 }),
+    ];
+    const res = await list();
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      success: true,
+      data: { modules: rows.map(moduleJson), page: 1, per_page: 20, total: 3 },
+      message: 'Modules retrieved successfully',
+    });
+  });
+
+  it('answers an empty list when there are no modules', async () => {
+    expect((await list()).body.data).toEqual({ modules: [], page: 1, per_page: 20, total: 0 });
+  });
+
+  describe('visibility', () => {
+    let user: UserRow;
+    let token: string;
+    let mine: ModuleRow[];
+
+    beforeEach(async () => {
+      user = await makeUser(app.dataSource);
+      token = tokenFor(user);
+      const other = await makeUser(app.dataSource);
+      mine = [];
+      for (const role of [ModuleRole.Lecturer, ModuleRole.AssistantLecturer, ModuleRole.Tutor, ModuleRole.Student]) {
+        const module = await makeModule(app.dataSource);
+        await assignRole(app.dataSource, user.id, module.id, role);
+        mine.push(module);
+        // Another user's role in a module of this user's does not duplicate it.
+        await assignRole(app.dataSource, other.id, module.id, ModuleRole.Student);
+      }
+      const notMine = await makeModule(app.dataSource);
+      await assignRole(app.dataSource, other.id, notMine.id, ModuleRole.Lecturer);
+      await makeModule(app.dataSource);
+    });
+
+    it('shows a non-admin exactly the modules where they hold any role', async () => {
+      const res = await list('', token);
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual({ modules: mine.map(moduleJson), page: 1, per_page: 20, total: 4 });
+    });
+
+    it('counts only visible modules in total across pages', async () => {
+      const res = await list('?per_page=3&page=2', token);
+      expect(res.body.data).toEqual({ modules: [moduleJson(mine[3])], page: 2, per_page: 3, total: 4 });
+    });
+
+    it('applies filters within the visible modules only', async () => {
+      const res = await list(`?code=${mine[1].code.toLowerCase()}`, token);
+      expect(ids(res.body.data.modules)).toEqual([Number(mine[1].id)]);
+      expect(res.body.data.total).toBe(1);
+    });
+
+    it('shows an admin every module whether or not they hold roles', async () => {
+      await assignRole(app.dataSource, admin.id, mine[0].id, ModuleRole.Student);
+      expect((await list()).body.data.total).toBe(6);
+    });
+
+    it('treats a token claiming admin for a user without the admin flag as a non-admin', async () => {
+      const res = await list('', tokenFor({ id: user.id, admin: true }));
+      expect(res.body.data).toEqual({ modules: mine.map(moduleJson), page: 1, per_page: 20, total: 4 });
+    });
+
+    it('answers a non-admin without any role an empty page with the paging in effect', async () => {
+      const loner = await makeUser(app.dataSource);
+      const res = await list('?page=3&per_page=7', tokenFor(loner));
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        success: true,
+        data: { modules: [], page: 3, per_page: 7, total: 0 },
+        message: 'Modules retrieved successfully',
+      });
+    });
+  });
+
+  describe('filters', () => {
+    let software: ModuleRow;
+    let security: ModuleRow;
+    let maths: ModuleRow;
+    let noDescription: ModuleRow;
+
+    beforeEach(async () => {
+      software = await makeModule(app.dataSource, { code: 'CSC101', year: 2025, description: 'Software Engineering' });
+      security = await makeModule(app.dataSource, { code: 'CSC202', year: 2026, description: 'Network security' });
+      maths = await makeModule(app.dataSource, { code: 'MAT101', year: 2025, description: 'Discrete maths for CSC' });
+      noDescription = await makeModule(app.dataSource, { code: 'PHY101', year: 2026, description: null });
+    });
+
+    it('matches query against code or description, case-insensitively', async () => {
+      expect(await listIds('?query=csc')).toEqual(ids([software, security, maths]));
+      expect(await listIds('?query=ENGINEER')).toEqual(ids([software]));
+      expect(await listIds('?query=phy')).toEqual(ids([noDescription]));
+      expect(await listIds('?query=nothing-like-this')).toEqual([]);
+    });
+
+    it('matches code against the code only', async () => {
+      expect(await listIds('?code=csc')).toEqual(ids([software, security]));
+      expect(await listIds('?code=101')).toEqual(ids([software, maths, noDescription]));
+      expect(await listIds('?code=engineering')).toEqual([]);
+    });
+
+    it('matches year exactly, leading zeros allowed', async () => {
+      expect(await listIds('?year=2025')).toEqual(ids([software, maths]));
+      expect(await listIds('?year=02026')).toEqual(ids([security, noDescription]));
+      expect(await listIds('?year=-2025')).toEqual([]);
+      expect(await listIds('?year=1999')).toEqual([]);
+    });
+
+    it('combines filters with AND', async () => {
+      expect(await listIds('?query=csc&year=2025')).toEqual(ids([software, maths]));
+      expect(await listIds('?query=csc&code=101&year=2025')).toEqual(ids([software, maths]));
+      expect(await listIds('?query=csc&code=mat&year=2026')).toEqual([]);
+      const res = await list('?code=csc&year=2026');
+      expect(res.body.data).toEqual({ modules: [moduleJson(security)], page: 1, per_page: 20, total: 1 });
+    });
+
+    it('treats empty filters as absent and ignores unknown parameters', async () => {
+      expect(await listIds('?query=&code=&colour=blue')).toEqual(ids([software, security, maths, noDescription]));
+    });
+
+    it('rejects a year that is not a 32-bit integer', async () => {
+      for (const year of ['abc', '2025.0', '%2B2025', '1e3', '', '2147483648', '-2147483649', '4294967296']) {
+        const res = await list(`?year=${year}`);
+        expect([year, res.status, res.body]).toEqual([year, 400, failure('year must be an integer')]);
+      }
+      expect((await list('?year=2147483647')).status).toBe(200);
+    });
+
+    it('refuses a NUL character in a text filter', async () => {
+      expect((await list('?query=a%00b')).body).toEqual(failure('query must not contain NUL characters'));
+      expect((await list('?code=%00')).body).toEqual(failure('code must not contain NUL characters'));
+    });
+  });
+
+  describe('literal text filters', () => {
+    let percent: ModuleRow;
+    let underscore: ModuleRow;
+    let backslash: ModuleRow;
+
+    beforeEach(async () => {
+      percent = await makeModule(app.dataSource, { code: 'LIT001', description: 'Pass mark 40% of total' });
+      await makeModule(app.dataSource, { code: 'LIT002', description: 'Pass mark 40 of total' });
+      underscore = await makeModule(app.dataSource, { code: 'LIT003', description: 'snake_case naming' });
+      await makeModule(app.dataSource, { code: 'LIT004', description: 'snakeXcase naming' });
+      backslash = await makeModule(app.dataSource, { code: 'LIT005', description: 'C:\\Users\\path' });
+      await makeModule(app.dataSource, { code: 'LIT006', description: 'C:Users path' });
+    });
+
+    it('matches % as itself', async () => {
+      expect(await listIds('?query=%25')).toEqual(ids([percent]));
+      expect(await listIds('?query=40%25%20of')).toEqual(ids([percent]));
+    });
+
+    it('matches _ as itself', async () => {
+      expect(await listIds('?query=_')).toEqual(ids([underscore]));
+      expect(await listIds('?query=snake_case')).toEqual(ids([underscore]));
+      expect(await listIds('?code=_')).toEqual([]);
+    });
+
+    it('matches \\ as itself', async () => {
+      expect(await listIds('?query=%5C')).toEqual(ids([backslash]));
+      expect(await listIds('?query=%3A%5CUsers')).toEqual(ids([backslash]));
+      expect(await listIds('?query=%5C%25')).toEqual([]);
+    });
+  });
+
+  describe('sort', () => {
+    let rows: ModuleRow[];
+
+    beforeEach(async () => {
+      rows = [
+        await makeModule(app.dataSource, { code: 'BBB222', year: 2025, credits: 20, description: 'beta' }),
+        await makeModule(app.dataSource, { code: 'AAA111', year: 2026, credits: 10, description: null }),
+        await makeModule(app.dataSource, { code: 'CCC333', year: 2024, credits: 30, description: 'alpha' }),
+        await makeModule(app.dataSource, { code: 'DDD444', year: 2025, credits: 20, description: 'gamma' }),
+      ];
+      // Distinct creation times in an order unlike the ids: 2, 0, 3, 1.
+      for (const [index, minutes] of [
+        [2, 1],
+        [0, 2],
+        [3, 3],
+        [1, 4],
+      ]) {
+        await app.dataSource.query(
+          `UPDATE modules SET created_at = timestamptz '2026-01-01T00:00:00Z' + make_interval(mins => $2) WHERE id = $1`,
+          [rows[index].id, minutes],
+        );
+      }
+    });
+
+    const pick = (...indexes: number[]) => indexes.map((index) => Number(rows[index].id));
+
+    it('orders by id ascending without sort', async () => {
+      expect(await listIds('')).toEqual(pick(0, 1, 2, 3));
+    });
+
+    it('sorts by each allowed field, ascending and descending, ties by id', async () => {
+      expect(await listIds('?sort=code')).toEqual(pick(1, 0, 2, 3));
+      expect(await listIds('?sort=-code')).toEqual(pick(3, 2, 0, 1));
+      expect(await listIds('?sort=year')).toEqual(pick(2, 0, 3, 1));
+      expect(await listIds('?sort=-year')).toEqual(pick(1, 0, 3, 2));
+      expect(await listIds('?sort=credits')).toEqual(pick(1, 0, 3, 2));
+      expect(await listIds('?sort=-credits')).toEqual(pick(2, 0, 3, 1));
+      expect(await listIds('?sort=created_at')).toEqual(pick(2, 0, 3, 1));
+      expect(await listIds('?sort=-created_at')).toEqual(pick(1, 3, 0, 2));
+    });
+
+    it('puts null descriptions last in both directions', async () => {
+      expect(await listIds('?sort=description')).toEqual(pick(2, 0, 3, 1));
+      expect(await listIds('?sort=-description')).toEqual(pick(3, 0, 2, 1));
+    });
+
+    it('sorts by several fields in order', async () => {
+      expect(await listIds('?sort=year,-code')).toEqual(pick(2, 3, 0, 1));
+      expect(await listIds('?sort=-credits,code')).toEqual(pick(2, 0, 3, 1));
+    });
+
+    it('trims entries and skips blank ones', async () => {
+      expect(await listIds('?sort=%20year%20,%20,,-code%20')).toEqual(pick(2, 3, 0, 1));
+      expect(await listIds('?sort=')).toEqual(pick(0, 1, 2, 3));
+      expect(await listIds('?sort=,%20,')).toEqual(pick(0, 1, 2, 3));
+    });
+
+    it('rejects any other entry', async () => {
+      for (const sort of ['id', 'name', '--code', 'code%20desc', '%2Bcode', 'Code', 'code,bogus', '-', 'm.code']) {
+        const res = await list(`?sort=${sort}`);
+        expect([sort, res.status, res.body]).toEqual([sort, 400, failure(INVALID_SORT)]);
+      }
+      expect((await list('?sort=code&sort=year')).body).toEqual(failure(INVALID_SORT));
+    });
+
+    it('reports a bad sort only once the other parameters are valid, and alone', async () => {
+      expect((await list('?sort=bogus&page=x')).body).toEqual(failure('page must be an integer'));
+      expect((await list('?sort=bogus&year=x')).body).toEqual(failure('year must be an integer'));
+      expect((await list('?sort=bogus&page=1&year=2025&query=a')).body).toEqual(failure(INVALID_SORT));
+    });
+  });
+
+  describe('paging', () => {
+    let rows: ModuleRow[];
+
+    beforeEach(async () => {
+      rows = [];
+      for (let i = 0; i < 7; i++) rows.push(await makeModule(app.dataSource, { year: 2025 }));
+    });
+
+    it('returns the requested page and the total of all matches', async () => {
+      const res = await list('?page=2&per_page=3');
+      expect(res.body.data).toEqual({ modules: rows.slice(3, 6).map(moduleJson), page: 2, per_page: 3, total: 7 });
+      expect((await list('?page=3&per_page=3')).body.data.modules).toEqual([moduleJson(rows[6])]);
+    });
+
+    it('answers a page past the end with no modules and the total', async () => {
+      expect((await list('?page=4&per_page=3')).body.data).toEqual({ modules: [], page: 4, per_page: 3, total: 7 });
+      expect((await list('?page=2147483647&per_page=100')).body.data).toEqual({
+        modules: [],
+        page: 2147483647,
+        per_page: 100,
+        total: 7,
+      });
+    });
+
+    it('clamps out-of-range numbers and reports the values in effect', async () => {
+      const cases: [string, number, number][] = [
+        ['?page=0', 1, 20],
+        ['?page=-5', 1, 20],
+        ['?per_page=0', 1, 1],
+        ['?per_page=-3', 1, 1],
+        ['?per_page=101', 1, 100],
+        ['?per_page=1000000', 1, 100],
+        ['?page=-2147483648&per_page=2147483647', 1, 100],
+        ['?page=002&per_page=03', 2, 3],
+      ];
+      for (const [query, page, perPage] of cases) {
+        const res = await list(query);
+        expect([query, res.status, res.body.data.page, res.body.data.per_page]).toEqual([query, 200, page, perPage]);
+      }
+      expect(ids((await list('?per_page=0')).body.data.modules)).toEqual([Number(rows[0].id)]);
+    });
+
+    it('rejects page and per_page that are not 32-bit integers, each with its message', async () => {
+      for (const value of ['x', '1.5', '%2B1', '1e2', '', '4294967296', '2147483648', '0x10']) {
+        expect((await list(`?page=${value}`)).body).toEqual(failure('page must be an integer'));
+        expect((await list(`?per_page=${value}`)).body).toEqual(failure('per_page must be an integer'));
+      }
+      const both = await list('?page=a&per_page=b&year=c');
+      expect(both.status).toBe(400);
+      expect(both.body).toEqual(
+        failure('page must be an integer; per_page must be an integer; year must be an integer'),
+      );
+    });
+
+    it('keeps pages stable when sort values tie', async () => {
+      const seen: number[] = [];
+      for (let page = 1; page <= 3; page++) seen.push(...(await listIds(`?sort=-year&per_page=3&page=${page}`)));
+      expect(seen).toEqual(ids(rows));
+    });
+  });
+});
