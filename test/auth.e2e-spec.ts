@@ -1,0 +1,325 @@
+import jwt from 'jsonwebtoken';
+import { startTestApp, type TestApp } from './support/app.js';
+import { client, type Client } from './support/http.js';
+import { DEFAULT_PASSWORD, makeUser, tokenFor, unsignedToken, type UserRow } from './support/factories.js';
+
+const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20));
+
+describe('authentication (SPEC §2)', () => {
+  let app: TestApp;
+  let api: Client;
+  let user: UserRow;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    api = client(app.url);
+  });
+  afterAll(() => app.close());
+  beforeEach(async () => {
+    await app.reset();
+    user = await makeUser(app.dataSource, { username: 'Jane.Doe' });
+  });
+
+  describe('POST /api/auth/login', () => {
+    it('signs in case-insensitively and returns an HS256 token with sub, admin, iat and exp', async () => {
+      const res = await api.post('/api/auth/login', {
+        body: { username: 'jane.DOE', password: DEFAULT_PASSWORD },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.success).toBe(true);
+      expect(res.body.message).toBe('Login successful');
+      expect(res.body.data.user).toEqual({
+        id: user.id,
+        username: 'Jane.Doe',
+        email: user.email,
+        admin: false,
+        created_at: user.created_at.toISOString(),
+        updated_at: user.updated_at.toISOString(),
+        avatar_url: null,
+      });
+      const decoded = jwt.decode(res.body.data.token, { complete: true })!;
+      expect(decoded.header.alg).toBe('HS256');
+      const claims = decoded.payload as jwt.JwtPayload;
+      expect(claims).toEqual({
+        sub: user.id,
+        admin: false,
+        iat: expect.any(Number),
+        exp: claims.iat! + 3600,
+      });
+      expect(res.body.data.expires_at).toBe(new Date(claims.exp! * 1000).toISOString());
+      expect(res.body.data.expires_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(JSON.stringify(res.body)).not.toContain('password');
+    });
+
+    it('answers a wrong password and an unknown username with the same 401', async () => {
+      const wrong = await api.post('/api/auth/login', {
+        body: { username: 'jane.doe', password: 'not-the-password' },
+      });
+      const unknown = await api.post('/api/auth/login', {
+        body: { username: 'nobody', password: 'not-the-password' },
+      });
+      for (const res of [wrong, unknown]) {
+        expect(res.status).toBe(401);
+        expect(res.body).toEqual({ success: false, data: null, message: 'Invalid username or password' });
+      }
+    });
+
+    it('validates the body', async () => {
+      const res = await api.post('/api/auth/login', { body: { username: 5, extra: true } });
+      expect(res.status).toBe(400);
+      expect(res.body.message).toBe(
+        'username must be a string of 1-320 characters; password must be a string of 1-1024 characters; property extra should not exist',
+      );
+    });
+
+    it('throttles a username after 10 failures in 60 s, refusing even the right password with 429', async () => {
+      for (let i = 0; i < 10; i++) {
+        const res = await api.post('/api/auth/login', {
+          body: { username: 'jane.doe', password: `wrong-${i}` },
+        });
+        expect(res.status).toBe(401);
+      }
+      const blocked = await api.post('/api/auth/login', {
+        body: { username: 'JANE.DOE', password: DEFAULT_PASSWORD },
+      });
+      expect(blocked.status).toBe(429);
+      expect(blocked.body).toEqual({
+        success: false,
+        data: null,
+        message: 'Too many requests, try again later',
+      });
+      // Refused before the body is validated.
+      expect((await api.post('/api/auth/login', { body: { username: 'jane.doe' } })).status).toBe(429);
+    });
+
+    it('throttles a client address after 10 failures across usernames', async () => {
+      for (let i = 0; i < 10; i++) {
+        expect(
+          (await api.post('/api/auth/login', { body: { username: `ghost${i}`, password: 'x' } })).status,
+        ).toBe(401);
+      }
+      const res = await api.post('/api/auth/login', {
+        body: { username: 'jane.doe', password: DEFAULT_PASSWORD },
+      });
+      expect(res.status).toBe(429);
+      // Throttling precedes body validation; only the framing of the body (step 0) comes first.
+      expect((await api.post('/api/auth/login', { body: {} })).status).toBe(429);
+      expect((await api.post('/api/auth/login', { body: '{' })).status).toBe(400);
+    });
+
+    it('counts only failures: successful logins never throttle', async () => {
+      for (let i = 0; i < 12; i++) {
+        const res = await api.post('/api/auth/login', {
+          body: { username: 'jane.doe', password: DEFAULT_PASSWORD },
+        });
+        expect(res.status).toBe(200);
+      }
+    });
+  });
+
+  describe('bearer tokens', () => {
+    it('requires an Authorization header of the Bearer scheme (case-insensitive)', async () => {
+      expect((await api.get('/api/auth/me')).body).toEqual({
+        success: false,
+        data: null,
+        message: 'Authentication required',
+      });
+      for (const header of [`Basic ${tokenFor(user)}`, 'Bearer', 'Bearer ', tokenFor(user)]) {
+        const res = await api.get('/api/auth/me', { headers: { authorization: header } });
+        expect(res.status).toBe(401);
+        expect(res.body).toEqual({ success: false, data: null, message: 'Authentication required' });
+      }
+      const lower = await api.get('/api/auth/me', { headers: { authorization: `bearer ${tokenFor(user)}` } });
+      expect(lower.status).toBe(200);
+    });
+
+    it.each([
+      ['garbage', () => 'not.a.jwt'],
+      [
+        'a bad signature',
+        (u: UserRow) => tokenFor(u, { secret: 'another-secret-that-is-long-enough-0123456789' }),
+      ],
+      [
+        'an expired token',
+        (u: UserRow) => tokenFor(u, { iat: Math.floor(Date.now() / 1000) - 7200, expiresIn: 3600 }),
+      ],
+      [
+        'alg none',
+        (u: UserRow) =>
+          unsignedToken({
+            sub: u.id,
+            admin: true,
+            iat: Math.floor(Date.now() / 1000),
+            exp: Math.floor(Date.now() / 1000) + 60,
+          }),
+      ],
+      ['HS512 with the right key', (u: UserRow) => tokenFor(u, { algorithm: 'HS512' })],
+      [
+        'a string sub',
+        (u: UserRow) =>
+          jwt.sign(
+            { sub: String(u.id), admin: false },
+            'test-secret-that-is-long-enough-for-hs256-0123456789',
+          ),
+      ],
+      [
+        'no admin claim',
+        (u: UserRow) => jwt.sign({ sub: u.id }, 'test-secret-that-is-long-enough-for-hs256-0123456789'),
+      ],
+      ['an unknown user', () => tokenFor({ id: 987654321, admin: true })],
+    ])('refuses %s with 401 Invalid or expired token', async (_name, make) => {
+      const res = await api.get('/api/auth/me', { token: make(user) });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ success: false, data: null, message: 'Invalid or expired token' });
+    });
+
+    it('refuses the token of a user deleted after it was issued', async () => {
+      const token = tokenFor(user);
+      expect((await api.get('/api/auth/me', { token })).status).toBe(200);
+      await app.dataSource.query('DELETE FROM users WHERE id = $1', [user.id]);
+      // The user check may be cached for up to 5 seconds.
+      await new Promise((resolve) => setTimeout(resolve, 5100));
+      const res = await api.get('/api/auth/me', { token });
+      expect(res.status).toBe(401);
+      expect(res.body.message).toBe('Invalid or expired token');
+    });
+
+    it('grants admin rights only when both the claim and the stored flag say so', async () => {
+      const admin = await makeUser(app.dataSource, { admin: true });
+      const asAdmin = await api.get('/api/auth/me', { token: tokenFor({ id: admin.id, admin: false }) });
+      expect(asAdmin.body.data.admin).toBe(true); // data is current, whatever the claim
+      const forged = tokenFor({ id: user.id, admin: true });
+      // An admin-only route refuses a non-admin whose token claims admin.
+      const res = await api.get('/api/users', { token: forged });
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({
+        success: false,
+        data: null,
+        message: 'You do not have permission to perform this action',
+      });
+    });
+  });
+
+  describe('GET /api/auth/me', () => {
+    it('returns the caller as a User summary with current data', async () => {
+      const token = tokenFor(user);
+      await app.dataSource.query(`UPDATE users SET email = 'renamed@example.edu' WHERE id = $1`, [user.id]);
+      const res = await api.get('/api/auth/me', { token });
+      expect(res.status).toBe(200);
+      expect(res.body.message).toBe('User retrieved successfully');
+      expect(res.body.data).toMatchObject({
+        id: user.id,
+        username: 'Jane.Doe',
+        email: 'renamed@example.edu',
+        avatar_url: null,
+      });
+      expect(Object.keys(res.body.data).sort()).toEqual([
+        'admin',
+        'avatar_url',
+        'created_at',
+        'email',
+        'id',
+        'updated_at',
+        'username',
+      ]);
+    });
+  });
+
+  describe('PUT /api/auth/password', () => {
+    it('changes the password, returns a fresh token and refuses tokens issued before', async () => {
+      const login = await api.post('/api/auth/login', {
+        body: { username: 'jane.doe', password: DEFAULT_PASSWORD },
+      });
+      const oldToken = login.body.data.token;
+      await nextSecond();
+      const res = await api.put('/api/auth/password', {
+        token: oldToken,
+        body: { current_password: DEFAULT_PASSWORD, new_password: 'a-brand-new-password' },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.message).toBe('Password changed successfully');
+      expect(res.body.data.user.id).toBe(user.id);
+      expect(new Date(res.body.data.user.updated_at).getTime()).toBeGreaterThan(user.updated_at.getTime());
+
+      expect((await api.get('/api/auth/me', { token: res.body.data.token })).status).toBe(200);
+      const stale = await api.get('/api/auth/me', { token: oldToken });
+      expect(stale.status).toBe(401);
+      expect(stale.body.message).toBe('Invalid or expired token');
+
+      expect(
+        (await api.post('/api/auth/login', { body: { username: 'jane.doe', password: DEFAULT_PASSWORD } }))
+          .status,
+      ).toBe(401);
+      expect(
+        (
+          await api.post('/api/auth/login', {
+            body: { username: 'jane.doe', password: 'a-brand-new-password' },
+          })
+        ).status,
+      ).toBe(200);
+    });
+
+    it('refuses a wrong current password and changes nothing', async () => {
+      const token = tokenFor(user);
+      const res = await api.put('/api/auth/password', {
+        token,
+        body: { current_password: 'wrong-password', new_password: 'a-brand-new-password' },
+      });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ success: false, data: null, message: 'Current password is incorrect' });
+      expect((await api.get('/api/auth/me', { token })).status).toBe(200);
+      expect(
+        (await api.post('/api/auth/login', { body: { username: 'jane.doe', password: DEFAULT_PASSWORD } }))
+          .status,
+      ).toBe(200);
+    });
+
+    it.each([
+      [{ current_password: DEFAULT_PASSWORD, new_password: 'short' }, 'Password must be 8-128 characters'],
+      [
+        { current_password: DEFAULT_PASSWORD, new_password: 'x'.repeat(129) },
+        'Password must be 8-128 characters',
+      ],
+      [{ current_password: DEFAULT_PASSWORD }, 'Password must be 8-128 characters'],
+      [{ current_password: DEFAULT_PASSWORD, new_password: 12345678 }, 'Password must be 8-128 characters'],
+    ])('rejects %j with 400 %s', async (body, message) => {
+      const res = await api.put('/api/auth/password', { token: tokenFor(user), body });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ success: false, data: null, message });
+    });
+
+    it('counts characters as code points (8 emoji are a valid password)', async () => {
+      const res = await api.put('/api/auth/password', {
+        token: tokenFor(user),
+        body: { current_password: DEFAULT_PASSWORD, new_password: '😀'.repeat(8) },
+      });
+      expect(res.status).toBe(200);
+    });
+  });
+
+  describe('first administrator', () => {
+    it('is created from ADMIN_* settings when the users table is empty, once even for concurrent starts', async () => {
+      await app.dataSource.query('TRUNCATE users CASCADE');
+      const starts = await Promise.all(
+        [1, 2, 3].map(() =>
+          startTestApp({
+            adminUsername: 'root',
+            adminEmail: 'root@uni.example',
+            adminPassword: 'root-password-123',
+          }),
+        ),
+      );
+      try {
+        const rows = await app.dataSource.query(`SELECT username, email, admin FROM users`);
+        expect(rows).toEqual([{ username: 'root', email: 'root@uni.example', admin: true }]);
+        const res = await client(starts[0].url).post('/api/auth/login', {
+          body: { username: 'ROOT', password: 'root-password-123' },
+        });
+        expect(res.status).toBe(200);
+        expect(res.body.data.user.admin).toBe(true);
+      } finally {
+        await Promise.all(starts.map((started) => started.close()));
+      }
+    });
+  });
+});
