@@ -6,3 +6,6 @@ export const PASSWORD_MESSAGE = 'Password must be 8-128 characters';
 export const ADMIN_MESSAGE = 'admin must be a boolean';
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 128;
+export const BULK_MAX_USERS = 500;
+export const BULK_EMPTY_MESSAGE = 'At least one user is required';
+export const BULK_TOO_MANY_MESSAGE = `At most ${BULK_MAX_USERS} users are allowed per request`;

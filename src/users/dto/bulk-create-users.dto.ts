@@ -1,0 +1,38 @@
+import { plainToInstance } from 'class-transformer';
+import { ValidateBy, validateSync } from 'class-validator';
+import { VALIDATOR_OPTIONS, validationMessages } from '../../core/validation.js';
+import { BULK_EMPTY_MESSAGE, BULK_MAX_USERS, BULK_TOO_MANY_MESSAGE } from '../user-rules.js';
+import { CreateUserDto } from './create-user.dto.js';
+
+/**
+ * What is wrong with a bulk `users` value, or undefined when every entry is a valid new user. Entry errors name
+ * the entry by its 0-based index, each message prefixed: `users[0]: …; users[2]: …`.
+ */
+export function userListProblem(value: unknown): string | undefined {
+  if (value === undefined) return BULK_EMPTY_MESSAGE;
+  if (!Array.isArray(value)) return 'users must be an array of users';
+  if (value.length === 0) return BULK_EMPTY_MESSAGE;
+  if (value.length > BULK_MAX_USERS) return BULK_TOO_MANY_MESSAGE;
+  const problems: string[] = [];
+  value.forEach((entry: unknown, index) => {
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
+      problems.push(`users[${index}]: User must be a JSON object`);
+      return;
+    }
+    const errors = validateSync(plainToInstance(CreateUserDto, entry), VALIDATOR_OPTIONS);
+    for (const message of validationMessages(errors)) problems.push(`users[${index}]: ${message}`);
+  });
+  return problems.length > 0 ? problems.join('; ') : undefined;
+}
+
+export class BulkCreateUsersDto {
+  // One rule with a message per problem, so the pipe reports it in field order with any unknown property.
+  @ValidateBy({
+    name: 'userList',
+    validator: {
+      validate: (value: unknown) => userListProblem(value) === undefined,
+      defaultMessage: (args) => userListProblem(args?.value) ?? '',
+    },
+  })
+  users!: CreateUserDto[];
+}

@@ -1,0 +1,33 @@
+import { IsBoolean, IsEmail, IsString, Matches, ValidateIf } from 'class-validator';
+import {
+  ADMIN_MESSAGE,
+  EMAIL_MESSAGE,
+  PASSWORD_MAX,
+  PASSWORD_MESSAGE,
+  PASSWORD_MIN,
+  USERNAME_MESSAGE,
+  USERNAME_PATTERN,
+} from '../user-rules.js';
+import { CodePointLength } from './code-point-length.js';
+
+/** Any of the four fields; an omitted field is left as it is, null is refused. */
+export class UpdateUserDto {
+  @ValidateIf((dto: UpdateUserDto) => dto.username !== undefined)
+  @IsString({ message: USERNAME_MESSAGE })
+  @Matches(USERNAME_PATTERN, { message: USERNAME_MESSAGE })
+  username?: string;
+
+  @ValidateIf((dto: UpdateUserDto) => dto.email !== undefined)
+  @IsString({ message: EMAIL_MESSAGE })
+  @IsEmail({}, { message: EMAIL_MESSAGE })
+  email?: string;
+
+  @ValidateIf((dto: UpdateUserDto) => dto.password !== undefined)
+  @IsString({ message: PASSWORD_MESSAGE })
+  @CodePointLength(PASSWORD_MIN, PASSWORD_MAX, { message: PASSWORD_MESSAGE })
+  password?: string;
+
+  @ValidateIf((dto: UpdateUserDto) => dto.admin !== undefined)
+  @IsBoolean({ message: ADMIN_MESSAGE })
+  admin?: boolean;
+}
