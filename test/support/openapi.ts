@@ -1,0 +1,247 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import formatsModule from 'ajv-formats';
+import {
+  type OpenAPIObject,
+  type OperationObject,
+  type ReferenceObject,
+  type ResponseObject,
+} from '@nestjs/swagger';
+import { type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DOCS_JSON_PATH, DOCS_PATH } from '../../src/core/openapi.setup.js';
+import { request } from './http.js';
+
+export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;
+
+/** One operation of the document: `GET /api/modules/{module_id}`. */
+export interface DocOperation {
+  method: string;
+  /** The path template as the document writes it, e.g. `/api/modules/{module_id}`. */
+  path: string;
+  operation: OperationObject;
+}
+
+export const routeKey = (method: string, path: string) => `${method.toUpperCase()} ${path}`;
+
+/** The docs themselves (UI page, its files, the JSON document) are not operations of the API. */
+export function isDocsRoute(path: string): boolean {
+  return path === DOCS_JSON_PATH || path === DOCS_PATH || path.startsWith(`${DOCS_PATH}/`);
+}
+
+export async function fetchDocument(baseUrl: string): Promise<OpenAPIObject> {
+  const response = await request<OpenAPIObject>(baseUrl, 'GET', DOCS_JSON_PATH);
+  if (response.status !== 200) throw new Error(`GET ${DOCS_JSON_PATH} answered ${response.status}`);
+  return response.body;
+}
+
+export function operationsOf(document: OpenAPIObject): DocOperation[] {
+  const operations: DocOperation[] = [];
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of HTTP_METHODS) {
+      const operation = (item as Record<string, OperationObject | undefined>)[method];
+      if (operation) operations.push({ method: method.toUpperCase(), path, operation });
+    }
+  }
+  return operations;
+}
+
+/**
+ * Every (method, path) the Fastify router serves, read from `printRoutes()` (a tree whose lines carry the path
+ * segment below their parent and the methods in parentheses), with `:param` written as the document's `{param}`.
+ * HEAD is left out (Fastify adds it to every GET); docs routes are left out unless asked for.
+ */
+export function servedRoutes(app: NestFastifyApplication, { includeDocs = false } = {}): Set<string> {
+  const fastify = app.getHttpAdapter().getInstance();
+  const tree = fastify.printRoutes({ commonPrefix: false });
+  const prefixes: string[] = [];
+  const routes = new Set<string>();
+  for (const line of tree.split('\n')) {
+    const match = /^(.*?)(?:├── |└── )(.*?)(?: \(([^)]*)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = match[1].length / 4;
+    const path = (depth > 0 ? prefixes[depth - 1] : '') + match[2];
+    prefixes[depth] = path;
+    prefixes.length = depth + 1;
+    for (const method of (match[3] ?? '').split(',').map((m) => m.trim())) {
+      if (!method || method === '-' || method === 'HEAD') continue;
+      const template = path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+      if (!includeDocs && isDocsRoute(template)) continue;
+      // The parse must agree with the router itself.
+      if (!fastify.hasRoute({ method, url: path })) {
+        throw new Error(`printRoutes parsed to ${method} ${path}, which the router does not have`);
+      }
+      routes.add(routeKey(method, template));
+    }
+  }
+  return routes;
+}
+
+/** `{ <name>: schema }` refs of an OpenAPI 3.0 document, resolved one level (enough for parameters and bodies). */
+export function deref<T>(document: OpenAPIObject, value: T | ReferenceObject): T {
+  if (value && typeof value === 'object' && '$ref' in value) {
+    const name = value.$ref.replace('#/components/schemas/', '');
+    const target = document.components?.schemas?.[name];
+    if (!target) throw new Error(`Unresolved $ref ${value.$ref}`);
+    return deref(document, target as T | ReferenceObject);
+  }
+  return value;
+}
+
+const DOCUMENT_ID = 'openapi';
+
+/**
+ * OpenAPI 3.0 schema → JSON Schema draft-07 for Ajv: `nullable: true` becomes "or null", `$ref`s point at
+ * `components.schemas` of the document registered under {@link DOCUMENT_ID}, boolean exclusive bounds become
+ * numeric, and annotation-only keywords are dropped.
+ */
+export function toJsonSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(toJsonSchema);
+  if (!schema || typeof schema !== 'object') return schema;
+  const source = schema as Record<string, unknown>;
+  if (typeof source.$ref === 'string') {
+    return { $ref: `${DOCUMENT_ID}${source.$ref}` };
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(source)) {
+    switch (key) {
+      case 'nullable':
+      case 'example':
+      case 'examples':
+      case 'xml':
+      case 'externalDocs':
+      case 'discriminator':
+      case 'deprecated':
+      case 'readOnly':
+      case 'writeOnly':
+        break;
+      case 'properties':
+      case 'patternProperties':
+        out[key] = Object.fromEntries(
+          Object.entries(value as Record<string, unknown>).map(([name, sub]) => [name, toJsonSchema(sub)]),
+        );
+        break;
+      case 'exclusiveMinimum':
+      case 'exclusiveMaximum':
+        if (value === true) {
+          const bound = key === 'exclusiveMinimum' ? 'minimum' : 'maximum';
+          out[key] = source[bound];
+        } else if (value !== false) {
+          out[key] = value;
+        }
+        break;
+      case 'minimum':
+      case 'maximum':
+        if (source[key === 'minimum' ? 'exclusiveMinimum' : 'exclusiveMaximum'] !== true) out[key] = value;
+        break;
+      default:
+        out[key] = toJsonSchema(value);
+    }
+  }
+  if (source.nullable === true) return { anyOf: [{ type: 'null' }, out] };
+  return out;
+}
+
+const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
+const RFC3339_MILLIS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+export function createAjv(document: OpenAPIObject): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, strictRequired: false });
+  const addFormats = ((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (
+    ajv: Ajv,
+  ) => Ajv;
+  addFormats(ajv);
+  ajv.addFormat('int32', {
+    type: 'number',
+    validate: (n: number) => Number.isInteger(n) && n >= INT32.min && n <= INT32.max,
+  });
+  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
+  // SPEC §1: timestamps are RFC 3339 UTC with milliseconds.
+  ajv.addFormat('date-time', (value: string) => RFC3339_MILLIS_UTC.test(value) && !isNaN(Date.parse(value)));
+  ajv.addFormat('binary', () => true);
+  ajv.addSchema(
+    { $id: DOCUMENT_ID, components: { schemas: toJsonSchema(document.components?.schemas ?? {}) } },
+    DOCUMENT_ID,
+  );
+  return ajv;
+}
+
+export interface ResponseCheck {
+  operation?: DocOperation;
+  /** Empty when the response is what the document declares. */
+  errors: string[];
+}
+
+/** Matches concrete requests to the document's operations and validates response bodies against it. */
+export class DocumentValidator {
+  readonly operations: DocOperation[];
+  private readonly ajv: Ajv;
+  private readonly compiled = new Map<string, ValidateFunction>();
+  private readonly matchers: { operation: DocOperation; pattern: RegExp; params: number }[];
+
+  constructor(readonly document: OpenAPIObject) {
+    this.operations = operationsOf(document);
+    this.ajv = createAjv(document);
+    this.matchers = this.operations
+      .map((operation) => ({
+        operation,
+        pattern: new RegExp(`^${operation.path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+        params: (operation.path.match(/\{/g) ?? []).length,
+      }))
+      // A literal segment beats a parameter: /api/modules/me before /api/modules/{module_id}.
+      .sort((a, b) => a.params - b.params);
+  }
+
+  /** The operation serving `method path` (path without its query string). */
+  find(method: string, path: string): DocOperation | undefined {
+    const bare = path.split('?')[0];
+    return this.matchers.find((m) => m.operation.method === method.toUpperCase() && m.pattern.test(bare))
+      ?.operation;
+  }
+
+  /** The JSON schema the document declares for a response, or undefined when the status is not declared. */
+  responseSchema(operation: DocOperation, status: number): { declared: boolean; schema?: unknown } {
+    const response = operation.operation.responses[String(status)];
+    if (!response || '$ref' in response) return { declared: false };
+    return { declared: true, schema: response.content?.['application/json']?.schema };
+  }
+
+  check(
+    method: string,
+    path: string,
+    status: number,
+    body: unknown,
+    contentType: string | null,
+  ): ResponseCheck {
+    const operation = this.find(method, path);
+    const where = `${method.toUpperCase()} ${path} → ${status}`;
+    if (!operation) return { errors: [`${where}: no operation in the document`] };
+    const { declared, schema } = this.responseSchema(operation, status);
+    if (!declared) return { operation, errors: [`${where}: status ${status} is not declared`] };
+    const content = (operation.operation.responses[String(status)] as ResponseObject).content ?? {};
+    const isJson = contentType?.startsWith('application/json') ?? false;
+    if (!isJson) {
+      const media = contentType?.split(';')[0].trim() ?? '';
+      const declaredTypes = Object.keys(content);
+      const ok = declaredTypes.some(
+        (t) => t === media || t === '*/*' || (t.endsWith('/*') && media.startsWith(t.slice(0, -1))),
+      );
+      return {
+        operation,
+        errors: ok ? [] : [`${where}: content type ${media} not declared (${declaredTypes.join(', ')})`],
+      };
+    }
+    if (!schema) return { operation, errors: [`${where}: no application/json schema declared`] };
+    const key = `${operation.method} ${operation.path} ${status}`;
+    let validate = this.compiled.get(key);
+    if (!validate) {
+      validate = this.ajv.compile(toJsonSchema(schema) as object);
+      this.compiled.set(key, validate);
+    }
+    if (validate(body)) return { operation, errors: [] };
+    return {
+      operation,
+      errors: (validate.errors ?? []).map(
+        (e) => `${where}: ${e.instancePath || '(body)'} ${e.message ?? ''} ${JSON.stringify(e.params)}`,
+      ),
+    };
+  }
+}
