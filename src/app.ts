@@ -35,6 +35,8 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: new NestPinoLogger(logger),
     abortOnError: false,
+    // Fastify's own JSON parser only: Nest would add a urlencoded one, and JSON routes accept JSON alone.
+    bodyParser: false,
   });
   const fastify = app.getHttpAdapter().getInstance();
   // JSON routes accept JSON only: anything else (text/plain included) is 415 Unsupported content type.

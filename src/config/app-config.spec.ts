@@ -1,0 +1,78 @@
+import path from 'node:path';
+import { ConfigError, loadConfig } from './app-config.js';
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      dataDir: path.resolve('data'),
+      storageDir: path.resolve('data', 'files'),
+      databaseUrl: undefined,
+      jwtSecret: undefined,
+      jwtExpiresIn: 3600,
+      corsOrigins: [],
+      logLevel: 'info',
+      dbPoolSize: 10,
+      moduleCodePattern: '^[A-Z]{3}[0-9]{3}$',
+      adminUsername: 'admin',
+      adminEmail: 'admin@localhost',
+      adminPassword: undefined,
+      swaggerEnabled: true,
+    });
+  });
+
+  it('reads every setting', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      DATA_DIR: '/var/lib/mas',
+      DATABASE_URL: 'postgres://u:p@db:5432/mas',
+      JWT_SECRET: 'x'.repeat(32),
+      JWT_EXPIRES_IN: '600',
+      CORS_ORIGINS: 'https://a.example.edu, https://b.example.edu',
+      LOG_LEVEL: 'WARN',
+      DB_POOL_SIZE: '25',
+      MODULE_CODE_PATTERN: '^[A-Z]{2}[0-9]{4}$',
+      ADMIN_USERNAME: 'root',
+      ADMIN_EMAIL: 'Root@Uni.example',
+      ADMIN_PASSWORD: 'root-password',
+      SWAGGER_ENABLED: 'false',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      dataDir: '/var/lib/mas',
+      storageDir: '/var/lib/mas/files',
+      databaseUrl: 'postgres://u:p@db:5432/mas',
+      jwtExpiresIn: 600,
+      corsOrigins: ['https://a.example.edu', 'https://b.example.edu'],
+      logLevel: 'warn',
+      dbPoolSize: 25,
+      adminEmail: 'root@uni.example',
+      swaggerEnabled: false,
+    });
+  });
+
+  it.each([
+    [{ PORT: '70000' }, 'PORT'],
+    [{ PORT: '-1' }, 'PORT'],
+    [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],
+    [{ NODE_ENV: 'production' }, 'JWT_SECRET'],
+    [{ JWT_EXPIRES_IN: '1h' }, 'JWT_EXPIRES_IN'],
+    [{ DB_POOL_SIZE: '0' }, 'DB_POOL_SIZE'],
+    [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
+    [{ CORS_ORIGINS: 'example.edu' }, 'CORS_ORIGINS'],
+    [{ ADMIN_USERNAME: 'a' }, 'ADMIN_USERNAME'],
+    [{ ADMIN_EMAIL: 'nope' }, 'ADMIN_EMAIL'],
+    [{ ADMIN_PASSWORD: 'short' }, 'ADMIN_PASSWORD'],
+  ])('refuses %j naming %s', (env, variable) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(`Invalid configuration: ${variable}`);
+  });
+
+  it('never echoes a rejected secret', () => {
+    expect(() => loadConfig({ JWT_SECRET: 'short-secret-value' })).toThrow(/^((?!short-secret-value).)*$/);
+  });
+});

@@ -1,0 +1,114 @@
+import { startTestApp, type TestApp } from './support/app.js';
+import { client, type Client } from './support/http.js';
+import { makeUser, tokenFor } from './support/factories.js';
+
+/** SPEC §1: the envelope on every framework error, body framing, path ids. */
+describe('conventions (SPEC §1)', () => {
+  let app: TestApp;
+  let api: Client;
+  let token: string;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    api = client(app.url);
+  });
+  afterAll(() => app.close());
+  beforeEach(async () => {
+    await app.reset();
+    token = tokenFor(await makeUser(app.dataSource, { admin: true }));
+  });
+
+  const error = (message: string) => ({ success: false, data: null, message });
+
+  it('answers an unknown route with 404 Route not found, with or without a token', async () => {
+    for (const res of [
+      await api.get('/api/nope'),
+      await api.get('/api/nope', { token }),
+      await api.get('/elsewhere'),
+    ]) {
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual(error('Route not found'));
+    }
+  });
+
+  it('answers a method the route does not serve with 404 Route not found', async () => {
+    for (const method of ['DELETE', 'PATCH', 'POST']) {
+      const res = await api.request(method, '/api/health', { token });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual(error('Route not found'));
+    }
+  });
+
+  it('answers malformed and empty JSON with 400 Malformed JSON body before authentication', async () => {
+    for (const body of ['{"password": ', '{bad json}', '']) {
+      const res = await api.put('/api/auth/password', {
+        body,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(error('Malformed JSON body'));
+    }
+  });
+
+  it('answers a content type the route does not accept with 415 before authentication', async () => {
+    for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
+      const res = await api.put('/api/auth/password', {
+        body: 'a=b',
+        headers: { 'content-type': contentType },
+      });
+      expect(res.status).toBe(415);
+      expect(res.body).toEqual(error('Unsupported content type'));
+    }
+  });
+
+  it('answers a JSON body over 1 MiB with 413 before authentication', async () => {
+    const body = JSON.stringify({ username: 'x'.repeat(1_048_576), password: 'y' });
+    const res = await api.post('/api/auth/login', { body });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual(error('Request body too large'));
+  });
+
+  it('rejects a body that is not a JSON object', async () => {
+    for (const body of ['[]', '"text"', '42', 'null', 'true']) {
+      const res = await api.post('/api/auth/login', { body });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(error('Request body must be a JSON object'));
+    }
+  });
+
+  it('types body fields strictly and reports unknown properties last', async () => {
+    const res = await api.put('/api/auth/password', {
+      token,
+      body: { zzz: 1, new_password: 123456789, aaa: 2, current_password: 'x' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(
+      error(
+        'Password must be 8-128 characters; property zzz should not exist; property aaa should not exist',
+      ),
+    );
+  });
+
+  it('refuses prototype pollution in JSON bodies', async () => {
+    const res = await api.post('/api/auth/login', {
+      body: '{"__proto__": {"admin": true}, "username": "a", "password": "b"}',
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.success).toBe(false);
+    expect(res.body.data).toBeNull();
+  });
+
+  it('answers every response with a request id, and keeps a well-formed one from the caller', async () => {
+    const own = await api.get('/api/health', { headers: { 'x-request-id': 'abc-123' } });
+    expect(own.headers.get('x-request-id')).toBe('abc-123');
+    const fresh = await api.get('/api/health', { headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(fresh.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('requires a token on every route but login, health and the docs', async () => {
+    expect((await api.get('/api/health')).status).toBe(200);
+    expect((await api.get('/api/health/ready')).status).toBe(200);
+    expect((await api.get('/api/auth/me')).status).toBe(401);
+    expect((await api.put('/api/auth/password', { body: {} })).status).toBe(401);
+  });
+});
