@@ -1,10 +1,21 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { type INestApplication } from '@nestjs/common';
-import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { type INestApplication, type Type } from '@nestjs/common';
+import { ModulesContainer, Reflector } from '@nestjs/core';
+import {
+  DocumentBuilder,
+  type OpenAPIObject,
+  type OperationObject,
+  type ParameterObject,
+  type ReferenceObject,
+  type ResponseObject,
+  SwaggerModule,
+} from '@nestjs/swagger';
 import { type FastifyInstance, type FastifyReply } from 'fastify';
-import { namedSchemas } from './openapi.js';
+import { FAILURE_MESSAGE, IS_ADMIN_ONLY, IS_PUBLIC } from './decorators.js';
+import { INTERNAL_ERROR_MESSAGE, PERMISSION_DENIED_MESSAGE } from './errors.js';
+import { errorResponse, namedSchemas, UNAUTHENTICATED_MESSAGES } from './openapi.js';
 import './openapi.schemas.js';
 
 export const DOCS_PATH = '/api/docs';
@@ -34,7 +45,98 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     ...document.components,
     schemas: { ...document.components?.schemas, ...namedSchemas },
   };
+  completeOperations(document, handlerAccess(app));
   return document;
+}
+
+interface HandlerAccess {
+  isPublic: boolean;
+  adminOnly: boolean;
+  failureMessage: string;
+}
+
+/**
+ * What the global guards and the envelope interceptor will do for each handler, keyed as the default
+ * operationId (`<Controller>_<method>`), read from the same metadata they read.
+ */
+function handlerAccess(app: INestApplication): Map<string, HandlerAccess> {
+  const reflector = new Reflector();
+  const access = new Map<string, HandlerAccess>();
+  for (const module of app.get(ModulesContainer).values()) {
+    for (const wrapper of module.controllers.values()) {
+      const controller = wrapper.metatype as Type | null;
+      if (!controller) continue;
+      const prototype = controller.prototype as Record<string, unknown>;
+      for (const name of Object.getOwnPropertyNames(prototype)) {
+        const handler = prototype[name];
+        if (name === 'constructor' || typeof handler !== 'function') continue;
+        const targets = [handler, controller];
+        access.set(`${controller.name}_${name}`, {
+          isPublic: reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, targets) ?? false,
+          adminOnly: reflector.getAllAndOverride<boolean | undefined>(IS_ADMIN_ONLY, targets) ?? false,
+          failureMessage:
+            reflector.get<string | undefined>(FAILURE_MESSAGE, handler as () => unknown) ??
+            INTERNAL_ERROR_MESSAGE,
+        });
+      }
+    }
+  }
+  return access;
+}
+
+/** Adds a failure response, or its messages to the one already declared for that status. */
+function addFailure(operation: OperationObject, status: number, messages: string[]): void {
+  const existing = operation.responses[String(status)];
+  if (!existing || '$ref' in existing) {
+    operation.responses[String(status)] = errorResponse(messages);
+    return;
+  }
+  const media = (existing.content ??= {})['application/json'] ?? {};
+  existing.content['application/json'] = media;
+  const examples = (media.examples ??= {}) as Record<string, { summary?: string; value?: unknown }>;
+  const known = new Set(Object.values(examples).map((e) => e.summary));
+  let index = Object.keys(examples).length;
+  for (const message of messages) {
+    if (known.has(message)) continue;
+    examples[`e${++index}`] = { summary: message, value: { success: false, data: null, message } };
+    existing.description = existing.description ? `${existing.description} | ${message}` : message;
+  }
+}
+
+/**
+ * The responses every route gets from the shared machinery rather than from its own code, added from what the
+ * guards, pipes and framework really do so that no controller can forget them: bearer security with 401 (and the
+ * admin 403) from the guard metadata, 400 for a path id, 400/413/415 for a JSON body, and the route's 500.
+ */
+function completeOperations(document: OpenAPIObject, access: Map<string, HandlerAccess>): void {
+  for (const item of Object.values(document.paths)) {
+    for (const operation of [item.get, item.put, item.post, item.delete, item.patch]) {
+      if (!operation) continue;
+      const handler = operation.operationId ? access.get(operation.operationId) : undefined;
+      if (handler && !handler.isPublic) {
+        operation.security ??= [];
+        if (!operation.security.some((requirement) => 'bearer' in requirement)) {
+          operation.security.push({ bearer: [] });
+        }
+        addFailure(operation, 401, UNAUTHENTICATED_MESSAGES);
+        if (handler.adminOnly) addFailure(operation, 403, [PERMISSION_DENIED_MESSAGE]);
+      }
+      for (const parameter of (operation.parameters ?? []) as ParameterObject[]) {
+        if (parameter.in !== 'path' || !parameter.name.endsWith('_id')) continue;
+        parameter.required = true;
+        parameter.schema = { type: 'integer', format: 'int64', minimum: 1, example: 1 };
+        parameter.description ??= 'A positive integer id (64-bit).';
+        addFailure(operation, 400, [`${parameter.name} must be a positive integer`]);
+      }
+      const body = operation.requestBody as { content?: Record<string, unknown> } | undefined;
+      if (body?.content?.['application/json']) {
+        addFailure(operation, 400, ['Malformed JSON body']);
+        addFailure(operation, 413, ['Request body too large']);
+        addFailure(operation, 415, ['Unsupported content type']);
+      }
+      addFailure(operation, 500, [handler?.failureMessage ?? INTERNAL_ERROR_MESSAGE]);
+    }
+  }
 }
 
 /** The Swagger UI files served under /api/docs/, from the swagger-ui-dist that @nestjs/swagger ships with. */

@@ -12,9 +12,20 @@
  *   a `$ref`. Shared resources of SPEC §3 live in `openapi.schemas.ts`.
  * - Query parameters: `@ApiQuery({ name, required: false, schema })`; `ApiPagingQuery()` for page/per_page,
  *   `ApiSortQuery(fields)` for sort.
+ * - Added to every operation when the document is built (openapi.setup.ts), from the same metadata the guards
+ *   read: bearer security and 401 unless `@Public()`, 403 when `@AdminOnly()`; for a `*_id` path parameter its
+ *   integer schema and 400; for a JSON body 400 `Malformed JSON body`, 413 and 415; the route's 500. Declare
+ *   `@ApiAuthenticated()`/`@ApiAdmin()` anyway where it reads better; the two merge. Module-scoped 403s (role in
+ *   the module) are the controller's to declare.
  */
 import { applyDecorators } from '@nestjs/common';
-import { ApiBearerAuth, ApiQuery, ApiResponse, type ReferenceObject, type SchemaObject } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiQuery,
+  ApiResponse,
+  type ReferenceObject,
+  type SchemaObject,
+} from '@nestjs/swagger';
 import { PERMISSION_DENIED_MESSAGE } from './errors.js';
 
 export type Schema = SchemaObject | ReferenceObject;
@@ -58,30 +69,35 @@ export function ApiOk(status: number, message: string, data: Schema | null, desc
   return ApiResponse({ status, description, schema: envelope(data, message) });
 }
 
+/** A failure response: the error envelope, with each message it can carry as an example. */
+export function errorResponse(messages: string[]) {
+  return {
+    description: messages.join(' | '),
+    content: {
+      'application/json': {
+        schema: ErrorEnvelope,
+        examples: Object.fromEntries(
+          messages.map((message, index) => [
+            `e${index + 1}`,
+            { summary: message, value: { success: false, data: null, message } },
+          ]),
+        ),
+      },
+    },
+  };
+}
+
 /** The failure responses of a route: status → the messages it can carry (shown as examples). */
 export function ApiErrors(failures: Record<number, string[]>) {
   return applyDecorators(
     ...Object.entries(failures).map(([status, messages]) =>
-      ApiResponse({
-        status: Number(status),
-        description: messages.join(' | '),
-        content: {
-          'application/json': {
-            schema: ErrorEnvelope,
-            examples: Object.fromEntries(
-              messages.map((message, index) => [
-                `e${index + 1}`,
-                { summary: message, value: { success: false, data: null, message } },
-              ]),
-            ),
-          },
-        },
-      }),
+      ApiResponse({ status: Number(status), ...errorResponse(messages) }),
     ),
   );
 }
 
-const UNAUTHENTICATED = ['Authentication required', 'Invalid or expired token'];
+export const UNAUTHENTICATED_MESSAGES = ['Authentication required', 'Invalid or expired token'];
+const UNAUTHENTICATED = UNAUTHENTICATED_MESSAGES;
 
 /** Bearer security and its 401. */
 export function ApiAuthenticated() {
