@@ -8,8 +8,6 @@ import {
   type OpenAPIObject,
   type OperationObject,
   type ParameterObject,
-  type ReferenceObject,
-  type ResponseObject,
   SwaggerModule,
 } from '@nestjs/swagger';
 import { type FastifyInstance, type FastifyReply } from 'fastify';
