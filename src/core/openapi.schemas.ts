@@ -1,6 +1,6 @@
 /** The resources of SPEC §3 as response schemas (see openapi.ts). */
 import { MODULE_ROLES } from '../course-modules/module-role.js';
-import { schema } from './openapi.js';
+import { pagedSchema, schema } from './openapi.js';
 
 const timestamp = { type: 'string', format: 'date-time', example: '2026-11-21T08:41:00.123Z' } as const;
 const id = { type: 'integer', format: 'int64', minimum: 1, example: 1 } as const;
@@ -86,3 +86,54 @@ export const SessionSchema = schema('Session', {
     user: UserSummarySchema,
   },
 });
+
+/* Results of SPEC §4 and §5, ready for `@ApiOk(status, message, <schema>)`. */
+
+export const ModuleListSchema = schema('ModuleList', pagedSchema('modules', ModuleSchema));
+
+export const MyModulesSchema = schema('MyModules', {
+  type: 'object',
+  required: ['as_student', 'as_tutor', 'as_lecturer', 'as_assistant_lecturer'],
+  additionalProperties: false,
+  properties: {
+    as_student: { type: 'array', items: ModuleSchema },
+    as_tutor: { type: 'array', items: ModuleSchema },
+    as_lecturer: { type: 'array', items: ModuleSchema },
+    as_assistant_lecturer: { type: 'array', items: ModuleSchema },
+  },
+});
+
+export const BulkDeleteResultSchema = schema('BulkDeleteResult', {
+  type: 'object',
+  required: ['deleted', 'failed'],
+  additionalProperties: false,
+  properties: {
+    deleted: { type: 'integer', minimum: 0, example: 2 },
+    failed: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'error'],
+        additionalProperties: false,
+        properties: {
+          id: { type: 'integer', format: 'int64', example: 99 },
+          error: { type: 'string', example: 'Module not found' },
+        },
+      },
+    },
+  },
+});
+
+export const UserListSchema = schema('UserList', pagedSchema('users', UserSummarySchema));
+export const PersonnelListSchema = schema('PersonnelList', pagedSchema('users', PersonSchema));
+
+const count = (name: string, key: string) =>
+  schema(name, {
+    type: 'object',
+    required: [key],
+    additionalProperties: false,
+    properties: { [key]: { type: 'integer', minimum: 0, example: 2 } },
+  });
+export const AssignedCountSchema = count('AssignedCount', 'assigned');
+export const RemovedCountSchema = count('RemovedCount', 'removed');
+export const EnrolledCountSchema = count('EnrolledCount', 'enrolled');
