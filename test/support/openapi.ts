@@ -8,7 +8,7 @@ import {
 } from '@nestjs/swagger';
 import { type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DOCS_JSON_PATH, DOCS_PATH } from '../../src/core/openapi.setup.js';
-import { request } from './http.js';
+import { type ApiResponse, request, type RequestOptions } from './http.js';
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;
 
@@ -98,7 +98,7 @@ export function toJsonSchema(schema: unknown): unknown {
   if (!schema || typeof schema !== 'object') return schema;
   const source = schema as Record<string, unknown>;
   if (typeof source.$ref === 'string') {
-    return { $ref: `${DOCUMENT_ID}${source.$ref}` };
+    return { $ref: source.$ref.replace('#/components/schemas/', `${DOCUMENT_ID}#/definitions/`) };
   }
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(source)) {
@@ -158,7 +158,7 @@ export function createAjv(document: OpenAPIObject): Ajv {
   ajv.addFormat('date-time', (value: string) => RFC3339_MILLIS_UTC.test(value) && !isNaN(Date.parse(value)));
   ajv.addFormat('binary', () => true);
   ajv.addSchema(
-    { $id: DOCUMENT_ID, components: { schemas: toJsonSchema(document.components?.schemas ?? {}) } },
+    { $id: DOCUMENT_ID, definitions: toJsonSchema(document.components?.schemas ?? {}) },
     DOCUMENT_ID,
   );
   return ajv;
@@ -218,6 +218,8 @@ export class DocumentValidator {
     if (!declared) return { operation, errors: [`${where}: status ${status} is not declared`] };
     const content = (operation.operation.responses[String(status)] as ResponseObject).content ?? {};
     const isJson = contentType?.startsWith('application/json') ?? false;
+    const empty = body === undefined || body === '';
+    if (empty && Object.keys(content).length === 0) return { operation, errors: [] };
     if (!isJson) {
       const media = contentType?.split(';')[0].trim() ?? '';
       const declaredTypes = Object.keys(content);
@@ -244,4 +246,65 @@ export class DocumentValidator {
       ),
     };
   }
+}
+
+export interface ConformingClient {
+  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
+  /** Sends a multipart body (an avatar upload). */
+  multipart<T = any>(
+    method: string,
+    path: string,
+    form: { body: Buffer; contentType: string },
+    token?: string,
+  ): Promise<ApiResponse<T>>;
+  /** Every way a response so far differed from the document. */
+  readonly problems: string[];
+  /** How many responses were checked. */
+  readonly checked: number;
+  /** The operations (`GET /api/modules/{module_id}`) that answered at least once. */
+  readonly exercised: Set<string>;
+}
+
+/** A client whose every response is checked against the document (status declared, body valid). */
+export function conformingClient(baseUrl: string, validator: DocumentValidator): ConformingClient {
+  const problems: string[] = [];
+  const exercised = new Set<string>();
+  let checked = 0;
+  const record = <T>(method: string, path: string, response: ApiResponse<T>) => {
+    checked++;
+    const check = validator.check(
+      method,
+      path,
+      response.status,
+      response.body,
+      response.headers.get('content-type'),
+    );
+    if (check.operation) exercised.add(routeKey(check.operation.method, check.operation.path));
+    problems.push(...check.errors);
+    return response;
+  };
+  return {
+    problems,
+    exercised,
+    get checked() {
+      return checked;
+    },
+    request: async (method, path, options) =>
+      record(method, path, await request(baseUrl, method, path, options)),
+    multipart: async (method, path, form, token) => {
+      const response = await fetch(baseUrl + path, {
+        method,
+        body: form.body,
+        headers: { 'content-type': form.contentType, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      });
+      const text = await response.text();
+      let body: unknown = text === '' ? undefined : text;
+      if (response.headers.get('content-type')?.startsWith('application/json')) body = JSON.parse(text);
+      return record(method, path, {
+        status: response.status,
+        headers: response.headers,
+        body: body as never,
+      });
+    },
+  };
 }
