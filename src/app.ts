@@ -7,6 +7,7 @@ import { type Logger } from 'pino';
 import { AppModule, type ResolvedConfig } from './app.module.js';
 import { type AppConfig } from './config/app-config.js';
 import { resolveJwtSecret } from './config/jwt-secret.js';
+import { answerFrameworkError } from './core/framework-errors.js';
 import { createRootLogger, NestPinoLogger } from './core/logger.js';
 import { setupOpenApi } from './core/openapi.setup.js';
 import { registerSecurityHeaders } from './core/security-headers.js';
@@ -23,8 +24,11 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   const adapter = new FastifyAdapter({
     loggerInstance: logger,
     bodyLimit: JSON_BODY_LIMIT,
-    // Long enough that an oversized path id is answered as a 400 by its pipe, not as an unknown route.
-    routerOptions: { maxParamLength: 1000 },
+    // Long enough that an oversized path id is answered as a 400 by its pipe, not as an unknown route: Node
+    // refuses a request line over its 16 KiB header limit before the router could see a longer one.
+    routerOptions: { maxParamLength: 16_384 },
+    // What the router answers by itself (a malformed URL, a parameter over that length) stays in the envelope.
+    frameworkErrors: answerFrameworkError,
     forceCloseConnections: 'idle',
     // A well-formed X-Request-Id from a proxy is kept so logs correlate; anything else gets a fresh id.
     genReqId: (request: IncomingMessage) => {
