@@ -64,6 +64,7 @@ export async function abortedUpload(
   token: string,
   file: Buffer,
   sent: number,
+  beforeAbort: () => Promise<void> = () => Promise.resolve(),
 ): Promise<void> {
   const boundary = '----aborted-upload-boundary';
   const head = Buffer.from(
@@ -89,7 +90,12 @@ export async function abortedUpload(
     request.write(head);
     request.write(file.subarray(0, sent), () => {
       // Give the server time to start writing the partial file before the client disappears.
-      setTimeout(() => request.destroy(), 200);
+      setTimeout(() => {
+        beforeAbort().then(
+          () => request.destroy(),
+          (error: unknown) => request.destroy(error as Error),
+        );
+      }, 200);
     });
   });
 }
