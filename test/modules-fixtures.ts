@@ -35,7 +35,11 @@ export function userJson(row: UserRow) {
 export const ids = (items: { id: number }[]) => items.map((item) => Number(item.id));
 
 /** An assignment of the module with one file written to storage under `modules/<id>/`. Returns the file's key. */
-export async function addAssignmentWithFile(app: TestApp, moduleId: number, content = 'coursework'): Promise<string> {
+export async function addAssignmentWithFile(
+  app: TestApp,
+  moduleId: number,
+  content = 'coursework',
+): Promise<string> {
   const [assignment] = await app.dataSource.query<{ id: number }[]>(
     `INSERT INTO assignments (module_id, name, type) VALUES ($1, 'Essay', 'coursework') RETURNING id`,
     [moduleId],
@@ -77,7 +81,11 @@ export async function rowsOfModule(dataSource: DataSource, moduleId: number) {
   return row;
 }
 
-export async function roleOf(dataSource: DataSource, userId: number, moduleId: number): Promise<string | null> {
+export async function roleOf(
+  dataSource: DataSource,
+  userId: number,
+  moduleId: number,
+): Promise<string | null> {
   const rows = await dataSource.query<{ role: string }[]>(
     `SELECT role FROM user_module_roles WHERE user_id = $1 AND module_id = $2`,
     [userId, moduleId],

@@ -1,6 +1,13 @@
 import { ModuleRole } from '../src/course-modules/module-role.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { assignRole, makeModule, makeUser, type ModuleRow, tokenFor, type UserRow } from './support/factories.js';
+import {
+  assignRole,
+  makeModule,
+  makeUser,
+  type ModuleRow,
+  tokenFor,
+  type UserRow,
+} from './support/factories.js';
 import { client, type Client } from './support/http.js';
 import { failure, ids, INVALID_SORT, moduleJson } from './modules-fixtures.js';
 
@@ -66,7 +73,12 @@ describe('GET /api/modules', () => {
       token = tokenFor(user);
       const other = await makeUser(app.dataSource);
       mine = [];
-      for (const role of [ModuleRole.Lecturer, ModuleRole.AssistantLecturer, ModuleRole.Tutor, ModuleRole.Student]) {
+      for (const role of [
+        ModuleRole.Lecturer,
+        ModuleRole.AssistantLecturer,
+        ModuleRole.Tutor,
+        ModuleRole.Student,
+      ]) {
         const module = await makeModule(app.dataSource);
         await assignRole(app.dataSource, user.id, module.id, role);
         mine.push(module);
@@ -124,9 +136,21 @@ describe('GET /api/modules', () => {
     let noDescription: ModuleRow;
 
     beforeEach(async () => {
-      software = await makeModule(app.dataSource, { code: 'CSC101', year: 2025, description: 'Software Engineering' });
-      security = await makeModule(app.dataSource, { code: 'CSC202', year: 2026, description: 'Network security' });
-      maths = await makeModule(app.dataSource, { code: 'MAT101', year: 2025, description: 'Discrete maths for CSC' });
+      software = await makeModule(app.dataSource, {
+        code: 'CSC101',
+        year: 2025,
+        description: 'Software Engineering',
+      });
+      security = await makeModule(app.dataSource, {
+        code: 'CSC202',
+        year: 2026,
+        description: 'Network security',
+      });
+      maths = await makeModule(app.dataSource, {
+        code: 'MAT101',
+        year: 2025,
+        description: 'Discrete maths for CSC',
+      });
       noDescription = await makeModule(app.dataSource, { code: 'PHY101', year: 2026, description: null });
     });
 
@@ -159,7 +183,9 @@ describe('GET /api/modules', () => {
     });
 
     it('treats empty filters as absent and ignores unknown parameters', async () => {
-      expect(await listIds('?query=&code=&colour=blue')).toEqual(ids([software, security, maths, noDescription]));
+      expect(await listIds('?query=&code=&colour=blue')).toEqual(
+        ids([software, security, maths, noDescription]),
+      );
     });
 
     it('rejects a year that is not a 32-bit integer', async () => {
@@ -266,7 +292,17 @@ describe('GET /api/modules', () => {
     });
 
     it('rejects any other entry', async () => {
-      for (const sort of ['id', 'name', '--code', 'code%20desc', '%2Bcode', 'Code', 'code,bogus', '-', 'm.code']) {
+      for (const sort of [
+        'id',
+        'name',
+        '--code',
+        'code%20desc',
+        '%2Bcode',
+        'Code',
+        'code,bogus',
+        '-',
+        'm.code',
+      ]) {
         const res = await list(`?sort=${sort}`);
         expect([sort, res.status, res.body]).toEqual([sort, 400, failure(INVALID_SORT)]);
       }
@@ -290,12 +326,22 @@ describe('GET /api/modules', () => {
 
     it('returns the requested page and the total of all matches', async () => {
       const res = await list('?page=2&per_page=3');
-      expect(res.body.data).toEqual({ modules: rows.slice(3, 6).map(moduleJson), page: 2, per_page: 3, total: 7 });
+      expect(res.body.data).toEqual({
+        modules: rows.slice(3, 6).map(moduleJson),
+        page: 2,
+        per_page: 3,
+        total: 7,
+      });
       expect((await list('?page=3&per_page=3')).body.data.modules).toEqual([moduleJson(rows[6])]);
     });
 
     it('answers a page past the end with no modules and the total', async () => {
-      expect((await list('?page=4&per_page=3')).body.data).toEqual({ modules: [], page: 4, per_page: 3, total: 7 });
+      expect((await list('?page=4&per_page=3')).body.data).toEqual({
+        modules: [],
+        page: 4,
+        per_page: 3,
+        total: 7,
+      });
       expect((await list('?page=2147483647&per_page=100')).body.data).toEqual({
         modules: [],
         page: 2147483647,
@@ -317,7 +363,12 @@ describe('GET /api/modules', () => {
       ];
       for (const [query, page, perPage] of cases) {
         const res = await list(query);
-        expect([query, res.status, res.body.data.page, res.body.data.per_page]).toEqual([query, 200, page, perPage]);
+        expect([query, res.status, res.body.data.page, res.body.data.per_page]).toEqual([
+          query,
+          200,
+          page,
+          perPage,
+        ]);
       }
       expect(ids((await list('?per_page=0')).body.data.modules)).toEqual([Number(rows[0].id)]);
     });
@@ -336,7 +387,8 @@ describe('GET /api/modules', () => {
 
     it('keeps pages stable when sort values tie', async () => {
       const seen: number[] = [];
-      for (let page = 1; page <= 3; page++) seen.push(...(await listIds(`?sort=-year&per_page=3&page=${page}`)));
+      for (let page = 1; page <= 3; page++)
+        seen.push(...(await listIds(`?sort=-year&per_page=3&page=${page}`)));
       expect(seen).toEqual(ids(rows));
     });
   });

@@ -1,6 +1,13 @@
 import { ModuleRole } from '../src/course-modules/module-role.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { assignRole, makeModule, makeUser, type ModuleRow, tokenFor, type UserRow } from './support/factories.js';
+import {
+  assignRole,
+  makeModule,
+  makeUser,
+  type ModuleRow,
+  tokenFor,
+  type UserRow,
+} from './support/factories.js';
 import { client, type Client } from './support/http.js';
 import { failure, moduleJson, PERMISSION_DENIED, userJson } from './modules-fixtures.js';
 
@@ -88,7 +95,9 @@ describe('module reads', () => {
       );
       await assignRole(app.dataSource, user.id, module.id, ModuleRole.Student);
       const res = await read(module.id);
-      expect(res.body.data.students).toEqual([{ ...userJson(user), avatar_url: `/api/users/${user.id}/avatar` }]);
+      expect(res.body.data.students).toEqual([
+        { ...userJson(user), avatar_url: `/api/users/${user.id}/avatar` },
+      ]);
     });
 
     it.each(Object.values(ModuleRole))('lets a %s of the module read it', async (role) => {
@@ -126,9 +135,22 @@ describe('module reads', () => {
 
     it('rejects a module_id that is not a positive 64-bit integer', async () => {
       const user = await makeUser(app.dataSource);
-      for (const id of ['abc', '0', '-1', '1.5', '1e3', '%2B1', '9223372036854775808', '99999999999999999999']) {
+      for (const id of [
+        'abc',
+        '0',
+        '-1',
+        '1.5',
+        '1e3',
+        '%2B1',
+        '9223372036854775808',
+        '99999999999999999999',
+      ]) {
         const res = await read(id, tokenFor(user));
-        expect([id, res.status, res.body]).toEqual([id, 400, failure('module_id must be a positive integer')]);
+        expect([id, res.status, res.body]).toEqual([
+          id,
+          400,
+          failure('module_id must be a positive integer'),
+        ]);
       }
     });
   });
