@@ -9,7 +9,7 @@ import { client } from './support/http.js';
 /** Debian's chromium (.ci/install-chromium.sh); never a browser that Playwright downloads. */
 const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = path.resolve('docs/images/swagger-ui.png');
-const TRY_PATH = '/api/auth/me';
+const TRY_PATH = '/api/modules';
 
 describe('Swagger UI in a real browser', () => {
   let app: TestApp;
@@ -24,7 +24,7 @@ describe('Swagger UI in a real browser', () => {
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: CHROMIUM,
       headless: true,
-      viewport: { width: 1280, height: 900 },
+      viewport: { width: 1280, height: 1000 },
       args: [
         '--headless',
         '--no-sandbox',
@@ -95,7 +95,8 @@ describe('Swagger UI in a real browser', () => {
     const live = operation.locator('.responses-wrapper .live-responses-table');
     await live.locator('.response-col_status').getByText('200', { exact: true }).waitFor();
     const body = await live.locator('.response-col_description pre').first().innerText();
-    expect(JSON.parse(body)).toMatchObject({ success: true });
+    expect(JSON.parse(body)).toMatchObject({ success: true, message: 'Modules retrieved successfully' });
+    expect(body).toContain('CSC101');
     expect(await operation.locator('.curl-command').innerText()).toContain(`Authorization: Bearer ${token}`);
 
     await mkdir(path.dirname(SCREENSHOT), { recursive: true });
