@@ -39,7 +39,7 @@ describe(CourseModulesService.name, () => {
       const storage = files();
       const result = await new CourseModulesService(dataSource, storage.fake).bulkRemove(requested);
       expect(statements.map((s) => s.sql.split(' WHERE')[0])).toEqual([
-        'SELECT id::text AS id FROM modules',
+        'SELECT m.id::text AS id FROM modules m',
         'DELETE FROM assignment_files',
         'DELETE FROM assignments',
         'DELETE FROM user_module_roles',

@@ -145,7 +145,7 @@ export class CourseModulesService {
     const { deleted, storageKeys } = await this.dataSource.transaction(async (manager) => {
       // Locking in id order first keeps concurrent deletes of overlapping sets from deadlocking.
       const locked = await manager.query<{ id: string }[]>(
-        `SELECT id::text AS id FROM modules WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
+        `SELECT m.id::text AS id FROM modules m WHERE m.id = ANY($1::bigint[]) ORDER BY m.id FOR UPDATE`,
         [ids],
       );
       const found = locked.map((row) => row.id);

@@ -152,7 +152,7 @@ export class PersonnelService {
     // A JSON number just under 2^63 arrives rounded to 2^63, which is no bigint and so no user.
     const inRange = ids.filter((id) => BigInt(id) <= INT64_MAX);
     const rows = await manager.query<{ id: string }[]>(
-      `SELECT id::text AS id FROM users WHERE id = ANY($1::bigint[]) ORDER BY id FOR KEY SHARE`,
+      `SELECT u.id::text AS id FROM users u WHERE u.id = ANY($1::bigint[]) ORDER BY u.id FOR KEY SHARE`,
       [inRange],
     );
     const existing = new Set(rows.map((row) => row.id));
