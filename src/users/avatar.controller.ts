@@ -1,7 +1,11 @@
 import { Controller, Get, Headers, Param, Put, Req, Res, StreamableFile } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { type FastifyReply, type FastifyRequest } from 'fastify';
 import { AdminOnly, ResponseMessage } from '../core/decorators.js';
 import { IdPipe } from '../core/id.pipe.js';
+import { ApiErrors, ApiOk } from '../core/openapi.js';
+import { UserSummarySchema } from '../core/openapi.schemas.js';
+import { type ImageType } from './image-type.js';
 import { AvatarService } from './avatar.service.js';
 import { type UserSummary } from './user.mapper.js';
 import { NotMultipart } from './users.errors.js';
@@ -15,7 +19,14 @@ export function matchesEtag(ifNoneMatch: string | undefined, etag: string): bool
   return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === opaque(etag));
 }
 
+const IMAGE_TYPES: ImageType[] = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+const VALIDATOR_HEADERS = {
+  ETag: { description: 'Changes with every upload.', schema: { type: 'string' } },
+  'Cache-Control': { schema: { type: 'string', example: AVATAR_CACHE_CONTROL } },
+};
+
 /** Avatar upload (admin) and read (any authenticated user). Not admin-only as a class: the GET is open. */
+@ApiTags('Users')
 @Controller('users/:user_id/avatar')
 export class AvatarController {
   constructor(private readonly avatars: AvatarService) {}
@@ -23,6 +34,27 @@ export class AvatarController {
   @AdminOnly()
   @Put()
   @ResponseMessage('Avatar uploaded successfully')
+  @ApiOperation({
+    summary: "Upload a user's avatar",
+    description:
+      'PNG, JPEG, GIF or WebP, recognised by content (the declared type is ignored), at most 2 MiB ' +
+      '(2 097 152 bytes). Other form fields are ignored. A failed upload leaves the previous avatar in place.',
+  })
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['file'],
+      properties: { file: { type: 'string', format: 'binary', description: 'The image, one part only.' } },
+    },
+  })
+  @ApiOk(200, 'Avatar uploaded successfully', UserSummarySchema)
+  @ApiErrors({
+    400: ['No file uploaded', 'Only one file may be uploaded', 'Malformed multipart body'],
+    404: ['User not found'],
+    413: ['File too large', 'Request body too large'],
+    415: ['Unsupported content type', 'Unsupported file type'],
+  })
   async upload(
     @Param('user_id', new IdPipe('user_id')) id: string,
     @Req() request: FastifyRequest,
@@ -40,6 +72,21 @@ export class AvatarController {
   }
 
   @Get()
+  @ApiOperation({ summary: "A user's avatar image (any signed-in user)" })
+  @ApiResponse({
+    status: 200,
+    description: 'The image bytes with their content type.',
+    headers: VALIDATOR_HEADERS,
+    content: Object.fromEntries(
+      IMAGE_TYPES.map((type) => [type, { schema: { type: 'string', format: 'binary' } }]),
+    ),
+  })
+  @ApiResponse({
+    status: 304,
+    description: 'The If-None-Match header matches the current ETag; no body.',
+    headers: VALIDATOR_HEADERS,
+  })
+  @ApiErrors({ 404: ['User not found', 'Avatar not found'] })
   async read(
     @Param('user_id', new IdPipe('user_id')) id: string,
     @Headers('if-none-match') ifNoneMatch: string | undefined,

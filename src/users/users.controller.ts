@@ -1,15 +1,35 @@
 import { Body, Controller, Delete, Get, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, type AuthUser, CurrentUser, ResponseMessage } from '../core/decorators.js';
 import { IdPipe } from '../core/id.pipe.js';
+import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../core/openapi.js';
+import { ModuleWithRoleSchema, UserListSchema, UserSummarySchema } from '../core/openapi.schemas.js';
 import { type Query as QueryParams } from '../core/query.js';
 import { BulkCreateUsersDto } from './dto/bulk-create-users.dto.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
 import { UpdateUserDto } from './dto/update-user.dto.js';
+import {
+  ADMIN_MESSAGE,
+  BULK_EMPTY_MESSAGE,
+  BULK_TOO_MANY_MESSAGE,
+  EMAIL_MESSAGE,
+  PASSWORD_MESSAGE,
+  USERNAME_MESSAGE,
+} from './user-rules.js';
 import { type UserSummary } from './user.mapper.js';
 import { type UserModule, type UserPage, UsersService } from './users.service.js';
 
 const UserId = () => Param('user_id', new IdPipe('user_id'));
 
+const FIELD_MESSAGES = [USERNAME_MESSAGE, EMAIL_MESSAGE, PASSWORD_MESSAGE, ADMIN_MESSAGE];
+const DUPLICATE_MESSAGES = [
+  'A user with this username already exists',
+  'A user with this email already exists',
+];
+const textFilter = (name: string, description: string) =>
+  ApiQuery({ name, required: false, description, schema: { type: 'string', example: 'smith' } });
+
+@ApiTags('Users')
 @AdminOnly()
 @Controller('users')
 export class UsersController {
@@ -17,30 +37,83 @@ export class UsersController {
 
   @Get()
   @ResponseMessage('Users retrieved successfully')
+  @ApiOperation({ summary: 'List users, filtered, sorted and paged' })
+  @textFilter('query', 'Username or email contains this text (case-insensitive, literal).')
+  @textFilter('username', 'Username contains this text (case-insensitive, literal).')
+  @textFilter('email', 'Email contains this text (case-insensitive, literal).')
+  @ApiQuery({
+    name: 'admin',
+    required: false,
+    description: 'Only administrators, or only others.',
+    schema: { type: 'boolean' },
+  })
+  @ApiPagingQuery()
+  @ApiSortQuery(['username', 'email', 'created_at', 'admin'], 'id')
+  @ApiOk(200, 'Users retrieved successfully', UserListSchema)
+  @ApiErrors({
+    400: [
+      'page must be an integer',
+      'per_page must be an integer',
+      'admin must be true or false',
+      'Invalid field used for sorting',
+    ],
+  })
   list(@Query() query: QueryParams): Promise<UserPage> {
     return this.users.list(query);
   }
 
   @Post()
   @ResponseMessage('User created successfully')
+  @ApiOperation({ summary: 'Create a user' })
+  @ApiOk(201, 'User created successfully', UserSummarySchema)
+  @ApiErrors({ 400: FIELD_MESSAGES, 409: DUPLICATE_MESSAGES })
   create(@Body() body: CreateUserDto): Promise<UserSummary> {
     return this.users.create(body);
   }
 
   @Post('bulk')
   @ResponseMessage('Users created successfully')
+  @ApiOperation({
+    summary: 'Create up to 500 users at once, all or nothing',
+    description:
+      'Answers the users in input order. Invalid entries are named by index (`users[0]: …`); a clash with a ' +
+      'stored user or inside the batch lists every clashing username or email, as sent, and creates nothing.',
+  })
+  @ApiOk(201, 'Users created successfully', { type: 'array', items: UserSummarySchema })
+  @ApiErrors({
+    400: [
+      BULK_EMPTY_MESSAGE,
+      BULK_TOO_MANY_MESSAGE,
+      `users[0]: ${PASSWORD_MESSAGE}; users[2]: ${EMAIL_MESSAGE}`,
+    ],
+    409: ['A user with this username or email already exists: jsmith, ann@example.edu'],
+  })
   createMany(@Body() body: BulkCreateUsersDto): Promise<UserSummary[]> {
     return this.users.createMany(body.users);
   }
 
   @Get(':user_id')
   @ResponseMessage('User retrieved successfully')
+  @ApiOperation({ summary: 'Read a user' })
+  @ApiOk(200, 'User retrieved successfully', UserSummarySchema)
+  @ApiErrors({ 404: ['User not found'] })
   get(@UserId() id: string): Promise<UserSummary> {
     return this.users.get(id);
   }
 
   @Put(':user_id')
   @ResponseMessage('User updated successfully')
+  @ApiOperation({
+    summary: 'Change any of username, email, password and admin',
+    description: "A new password makes the user's earlier tokens stop working.",
+  })
+  @ApiOk(200, 'User updated successfully', UserSummarySchema)
+  @ApiErrors({
+    400: ['At least one field must be provided', ...FIELD_MESSAGES],
+    403: ['You cannot remove your own admin rights'],
+    404: ['User not found'],
+    409: DUPLICATE_MESSAGES,
+  })
   update(
     @UserId() id: string,
     @Body() body: UpdateUserDto,
@@ -51,6 +124,9 @@ export class UsersController {
 
   @Delete(':user_id')
   @ResponseMessage('User deleted successfully')
+  @ApiOperation({ summary: 'Delete a user with their role assignments and avatar' })
+  @ApiOk(200, 'User deleted successfully', null)
+  @ApiErrors({ 403: ['You cannot delete your own account'], 404: ['User not found'] })
   async remove(@UserId() id: string, @CurrentUser() caller: AuthUser): Promise<null> {
     await this.users.remove(id, caller);
     return null;
@@ -58,6 +134,9 @@ export class UsersController {
 
   @Get(':user_id/modules')
   @ResponseMessage('Modules for user retrieved successfully')
+  @ApiOperation({ summary: 'The modules where a user holds a role (year descending, then code)' })
+  @ApiOk(200, 'Modules for user retrieved successfully', { type: 'array', items: ModuleWithRoleSchema })
+  @ApiErrors({ 404: ['User not found'] })
   modules(@UserId() id: string): Promise<UserModule[]> {
     return this.users.modulesOf(id);
   }

@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { plainToInstance } from 'class-transformer';
 import { ValidateBy, validateSync } from 'class-validator';
 import { VALIDATOR_OPTIONS, validationMessages } from '../../core/validation.js';
@@ -26,6 +27,12 @@ export function userListProblem(value: unknown): string | undefined {
 }
 
 export class BulkCreateUsersDto {
+  @ApiProperty({
+    type: () => [CreateUserDto],
+    minItems: 1,
+    maxItems: BULK_MAX_USERS,
+    description: 'Created all together or not at all.',
+  })
   // One rule with a message per problem, so the pipe reports it in field order with any unknown property.
   @ValidateBy({
     name: 'userList',

@@ -1,3 +1,4 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsEmail, IsString, Matches, ValidateIf } from 'class-validator';
 import {
   ADMIN_MESSAGE,
@@ -11,19 +12,39 @@ import {
 import { CodePointLength } from './code-point-length.js';
 
 export class CreateUserDto {
+  @ApiProperty({
+    minLength: 3,
+    maxLength: 64,
+    pattern: USERNAME_PATTERN.source,
+    description: 'Unique, case-insensitively.',
+    example: 'jsmith',
+  })
   @IsString({ message: USERNAME_MESSAGE })
   @Matches(USERNAME_PATTERN, { message: USERNAME_MESSAGE })
   username!: string;
 
+  @ApiProperty({
+    format: 'email',
+    description: 'Stored lower-case; unique, case-insensitively.',
+    example: 'jsmith@example.edu',
+  })
   @IsString({ message: EMAIL_MESSAGE })
   @IsEmail({}, { message: EMAIL_MESSAGE })
   email!: string;
 
+  @ApiProperty({
+    minLength: PASSWORD_MIN,
+    maxLength: PASSWORD_MAX,
+    format: 'password',
+    description: 'Counted in Unicode code points.',
+    example: 'correct-horse-battery',
+  })
   @IsString({ message: PASSWORD_MESSAGE })
   @CodePointLength(PASSWORD_MIN, PASSWORD_MAX, { message: PASSWORD_MESSAGE })
   password!: string;
 
   // Optional, but null is not "absent": it is refused like any other non-boolean.
+  @ApiPropertyOptional({ type: 'boolean', default: false, example: false })
   @ValidateIf((dto: CreateUserDto) => dto.admin !== undefined)
   @IsBoolean({ message: ADMIN_MESSAGE })
   admin?: boolean;

@@ -1,3 +1,4 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsEmail, IsString, Matches, ValidateIf } from 'class-validator';
 import {
   ADMIN_MESSAGE,
@@ -12,21 +13,45 @@ import { CodePointLength } from './code-point-length.js';
 
 /** Any of the four fields; an omitted field is left as it is, null is refused. */
 export class UpdateUserDto {
+  @ApiPropertyOptional({
+    minLength: 3,
+    maxLength: 64,
+    pattern: USERNAME_PATTERN.source,
+    description: 'Unique, case-insensitively.',
+    example: 'john.smith',
+  })
   @ValidateIf((dto: UpdateUserDto) => dto.username !== undefined)
   @IsString({ message: USERNAME_MESSAGE })
   @Matches(USERNAME_PATTERN, { message: USERNAME_MESSAGE })
   username?: string;
 
+  @ApiPropertyOptional({
+    format: 'email',
+    description: 'Stored lower-case; unique, case-insensitively.',
+    example: 'john.smith@example.edu',
+  })
   @ValidateIf((dto: UpdateUserDto) => dto.email !== undefined)
   @IsString({ message: EMAIL_MESSAGE })
   @IsEmail({}, { message: EMAIL_MESSAGE })
   email?: string;
 
+  @ApiPropertyOptional({
+    minLength: PASSWORD_MIN,
+    maxLength: PASSWORD_MAX,
+    format: 'password',
+    description: 'Counted in Unicode code points. Tokens the user was issued before the change stop working.',
+    example: 'new-horse-battery',
+  })
   @ValidateIf((dto: UpdateUserDto) => dto.password !== undefined)
   @IsString({ message: PASSWORD_MESSAGE })
   @CodePointLength(PASSWORD_MIN, PASSWORD_MAX, { message: PASSWORD_MESSAGE })
   password?: string;
 
+  @ApiPropertyOptional({
+    type: 'boolean',
+    description: 'An administrator cannot remove their own admin rights.',
+    example: true,
+  })
   @ValidateIf((dto: UpdateUserDto) => dto.admin !== undefined)
   @IsBoolean({ message: ADMIN_MESSAGE })
   admin?: boolean;
