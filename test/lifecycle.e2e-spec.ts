@@ -148,6 +148,36 @@ describe('the service as a process', () => {
     }
   });
 
+  it('takes over after a crash: a cluster left by a killed instance is stopped, a live one is left alone', async () => {
+    const crashed = await start(dataDir);
+    const postgresPid = Number(
+      (await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0],
+    );
+    crashed.child.kill('SIGKILL');
+    await crashed.exited;
+    expect(isAlive(postgresPid)).toBe(true); // orphaned
+
+    const restarted = await start(dataDir);
+    try {
+      expect(isAlive(postgresPid)).toBe(false);
+      expect((await login(restarted.url)).status).toBe(200);
+
+      // A second instance on the same DATA_DIR while the first is alive refuses to start.
+      const intruder = spawn(process.execPath, [MAIN], {
+        env: env(dataDir),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      intruder.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      expect(await new Promise((resolve) => intruder.once('exit', resolve))).toBe(1);
+      expect(stderr).toContain('is in use by another running instance');
+      expect((await client(restarted.url).get('/api/health/ready')).status).toBe(200);
+    } finally {
+      restarted.child.kill('SIGTERM');
+      await restarted.exited;
+    }
+  });
+
   it.each([
     [{ PORT: 'abc' }, 'PORT'],
     [{ JWT_SECRET: 'too-short' }, 'JWT_SECRET'],

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { access, chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import exitHook from 'async-exit-hook';
@@ -34,6 +34,46 @@ async function exists(file: string): Promise<boolean> {
     () => false,
   );
 }
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function readPid(file: string): Promise<number | undefined> {
+  try {
+    const pid = Number((await readFile(file, 'utf8')).split('\n')[0]);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A cluster left running by an instance that was killed (kill -9, OOM) is stopped, so the restart can take
+ * over its data. A cluster whose owning instance is still alive is never touched: the start fails instead.
+ */
+async function stopOrphanedCluster(dataDir: string, databaseDir: string, logger: Logger): Promise<void> {
+  const postgresPid = await readPid(path.join(databaseDir, 'postmaster.pid'));
+  if (postgresPid === undefined || !isAlive(postgresPid)) return;
+  const ownerPid = await readPid(path.join(dataDir, OWNER_FILE));
+  if (ownerPid !== undefined && ownerPid !== process.pid && isAlive(ownerPid)) {
+    throw new Error(`DATA_DIR ${dataDir} is in use by another running instance (process ${ownerPid})`);
+  }
+  logger.log(`Stopping the embedded PostgreSQL (process ${postgresPid}) left running by an earlier instance`);
+  process.kill(postgresPid, 'SIGINT');
+  for (let waited = 0; isAlive(postgresPid); waited += 100) {
+    if (waited >= 15_000) throw new Error(`The orphaned PostgreSQL (process ${postgresPid}) did not stop`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Records which process owns the embedded cluster in a data directory. */
+const OWNER_FILE = 'service.pid';
 
 /** The cluster's password is random, made at first start and kept beside the cluster (mode 0600). */
 async function clusterPassword(dataDir: string): Promise<string> {
@@ -72,6 +112,8 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
     onLog: () => undefined,
     onError: (error) => logger.error(`embedded PostgreSQL: ${String(error)}`),
   });
+  await stopOrphanedCluster(dataDir, databaseDir, logger);
+  await writeFile(path.join(dataDir, OWNER_FILE), `${process.pid}\n`);
   if (!(await exists(path.join(databaseDir, 'PG_VERSION')))) {
     logger.log(`Initialising embedded PostgreSQL in ${databaseDir}`);
     await postgres.initialise();
@@ -85,7 +127,13 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
   }
   const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   logger.log(`Embedded PostgreSQL listening on 127.0.0.1:${port}`);
-  return { url, stop: () => postgres.stop() };
+  return {
+    url,
+    stop: async () => {
+      await postgres.stop();
+      await rm(path.join(dataDir, OWNER_FILE), { force: true });
+    },
+  };
 }
 
 /**
