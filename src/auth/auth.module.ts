@@ -8,6 +8,7 @@ import { User } from '../users/user.entity.js';
 import { AdminBootstrap } from './admin-bootstrap.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
+import { jwtKey } from './jwt-key.js';
 import { JwtStrategy } from './jwt.strategy.js';
 import { LoginThrottle } from './login-throttle.js';
 import { LoginThrottleGuard } from './login-throttle.guard.js';
@@ -22,7 +23,8 @@ import { UserAccessCache } from './user-access.cache.js';
     JwtModule.registerAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({
-        secret: config.jwtSecret,
+        // The typings say string | Buffer; jsonwebtoken takes a KeyObject too (see jwt-key.ts).
+        secret: jwtKey(config.jwtSecret!) as unknown as Buffer,
         signOptions: { algorithm: 'HS256' },
         verifyOptions: { algorithms: ['HS256'] },
       }),

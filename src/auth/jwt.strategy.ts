@@ -5,6 +5,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { type AppConfig } from '../config/app-config.js';
 import { type AuthUser } from '../core/decorators.js';
 import { InvalidToken } from '../core/errors.js';
+import { jwtKey } from './jwt-key.js';
 import { UserAccessCache } from './user-access.cache.js';
 
 interface Claims {
@@ -21,7 +22,8 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   ) {
     super({
       jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
-      secretOrKey: config.jwtSecret!,
+      // The typings say string | Buffer; jsonwebtoken takes a KeyObject too (see jwt-key.ts).
+      secretOrKey: jwtKey(config.jwtSecret!) as unknown as Buffer,
       algorithms: ['HS256'],
       ignoreExpiration: false,
     });
