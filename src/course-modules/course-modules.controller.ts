@@ -1,4 +1,5 @@
 import { Body, Controller, Delete, Get, Post, Put, Query } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import {
   AdminOnly,
   type AuthUser,
@@ -7,17 +8,55 @@ import {
   ResponseMessage,
   WithMessage,
 } from '../core/decorators.js';
-import { INTERNAL_ERROR_MESSAGE } from '../core/errors.js';
+import { INTERNAL_ERROR_MESSAGE, PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
+import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../core/openapi.js';
+import {
+  BulkDeleteResultSchema,
+  ModuleListSchema,
+  ModuleSchema,
+  ModuleWithPersonnelSchema,
+  MyModulesSchema,
+} from '../core/openapi.schemas.js';
 import { type Query as QueryParams } from '../core/query.js';
 import { bulkDeleteMessage, type BulkDeleteResult } from './bulk-delete.js';
-import { CourseModulesService, type ModuleList } from './course-modules.service.js';
+import {
+  CourseModulesService,
+  type ModuleList,
+  PERSONNEL_FAILURE_MESSAGE,
+} from './course-modules.service.js';
 import { BulkDeleteDto } from './dto/bulk-delete.dto.js';
-import { type ModuleInput } from './dto/module-body.dto.js';
+import { ModuleBodyDto, type ModuleInput } from './dto/module-body.dto.js';
 import { ModuleBodyPipe } from './dto/module-body.pipe.js';
-import { ModuleIdParam } from './module-id.param.js';
 import { readModuleListParams } from './list-params.js';
+import { DUPLICATE_MODULE_MESSAGE, MODULE_NOT_FOUND_MESSAGE } from './module.errors.js';
 import { type ModuleResponse, type ModuleWithPersonnel, type MyModules } from './module.mapper.js';
+import { ModuleIdParam } from './module-id.param.js';
+import { MODULE_SORT_FIELDS } from './module-queries.js';
+import {
+  CODE_MESSAGE,
+  CREDITS_MESSAGE,
+  DESCRIPTION_MESSAGE,
+  DESCRIPTION_NUL_MESSAGE,
+  MODULE_IDS_MESSAGES,
+  YEAR_MESSAGE,
+} from './module-rules.js';
 
+const NOT_AN_OBJECT = 'Request body must be a JSON object';
+const UNKNOWN_PROPERTY = 'property <name> should not exist';
+const MODULE_BODY_MESSAGES = [
+  CODE_MESSAGE,
+  YEAR_MESSAGE,
+  DESCRIPTION_MESSAGE,
+  DESCRIPTION_NUL_MESSAGE,
+  CREDITS_MESSAGE,
+  UNKNOWN_PROPERTY,
+  NOT_AN_OBJECT,
+];
+
+const textFilter = (name: string, description: string) =>
+  ApiQuery({ name, required: false, description, schema: { type: 'string', example: 'csc' } });
+
+@ApiTags('Modules')
 @Controller('modules')
 export class CourseModulesController {
   constructor(private readonly modules: CourseModulesService) {}
@@ -25,6 +64,31 @@ export class CourseModulesController {
   @Get()
   @ResponseMessage('Modules retrieved successfully')
   @FailureMessage(INTERNAL_ERROR_MESSAGE)
+  @ApiOperation({
+    summary: 'List modules, filtered, sorted and paged',
+    description: 'Admins see every module; other users only the modules where they hold a role.',
+  })
+  @textFilter('query', 'Code or description contains this text (case-insensitive, literal).')
+  @textFilter('code', 'Code contains this text (case-insensitive, literal).')
+  @ApiQuery({
+    name: 'year',
+    required: false,
+    description: 'Exactly this year.',
+    schema: { type: 'integer', format: 'int32', example: 2026 },
+  })
+  @ApiPagingQuery()
+  @ApiSortQuery(Object.keys(MODULE_SORT_FIELDS), 'id')
+  @ApiOk(200, 'Modules retrieved successfully', ModuleListSchema)
+  @ApiErrors({
+    400: [
+      'page must be an integer',
+      'per_page must be an integer',
+      'year must be an integer',
+      'query must be given at most once',
+      'query must not contain NUL characters',
+      'Invalid field used for sorting',
+    ],
+  })
   list(@CurrentUser() user: AuthUser, @Query() query: QueryParams): Promise<ModuleList> {
     return this.modules.list(user, readModuleListParams(query));
   }
@@ -32,6 +96,12 @@ export class CourseModulesController {
   @Get('me')
   @ResponseMessage('My module details retrieved successfully')
   @FailureMessage('An error occurred while retrieving module details')
+  @ApiOperation({
+    summary: "The caller's modules, grouped by role",
+    description:
+      'Each group is ordered by year descending, then code. Admins too see only their own modules.',
+  })
+  @ApiOk(200, 'My module details retrieved successfully', MyModulesSchema)
   mine(@CurrentUser() user: AuthUser): Promise<MyModules> {
     return this.modules.mine(user.id);
   }
@@ -39,6 +109,16 @@ export class CourseModulesController {
   @Get(':module_id')
   @ResponseMessage('Module retrieved successfully')
   @FailureMessage('Database error retrieving module')
+  @ApiOperation({
+    summary: 'Read a module with its personnel',
+    description: 'For admins and anyone holding a role in the module. Each list is ordered by username.',
+  })
+  @ApiOk(200, 'Module retrieved successfully', ModuleWithPersonnelSchema)
+  @ApiErrors({
+    403: [PERMISSION_DENIED_MESSAGE],
+    404: [MODULE_NOT_FOUND_MESSAGE],
+    500: [PERSONNEL_FAILURE_MESSAGE],
+  })
   read(@ModuleIdParam() id: string, @CurrentUser() user: AuthUser): Promise<ModuleWithPersonnel> {
     return this.modules.read(id, user);
   }
@@ -46,6 +126,10 @@ export class CourseModulesController {
   @Post()
   @AdminOnly()
   @ResponseMessage('Module created successfully')
+  @ApiOperation({ summary: 'Create a module' })
+  @ApiBody({ type: ModuleBodyDto })
+  @ApiOk(201, 'Module created successfully', ModuleSchema)
+  @ApiErrors({ 400: MODULE_BODY_MESSAGES, 409: [DUPLICATE_MODULE_MESSAGE] })
   create(@Body(ModuleBodyPipe) body: ModuleInput): Promise<ModuleResponse> {
     return this.modules.create(body);
   }
@@ -53,12 +137,38 @@ export class CourseModulesController {
   @Put(':module_id')
   @AdminOnly()
   @ResponseMessage('Module updated successfully')
+  @ApiOperation({
+    summary: 'Replace a module',
+    description: 'Every field is replaced (an omitted description becomes null); `updated_at` is bumped.',
+  })
+  @ApiBody({ type: ModuleBodyDto })
+  @ApiOk(200, 'Module updated successfully', ModuleSchema)
+  @ApiErrors({
+    400: MODULE_BODY_MESSAGES,
+    404: [MODULE_NOT_FOUND_MESSAGE],
+    409: [DUPLICATE_MODULE_MESSAGE],
+  })
   update(@ModuleIdParam() id: string, @Body(ModuleBodyPipe) body: ModuleInput): Promise<ModuleResponse> {
     return this.modules.update(id, body);
   }
 
   @Delete('bulk')
   @AdminOnly()
+  @ApiOperation({
+    summary: 'Delete up to 1000 modules',
+    description:
+      'Found modules are deleted in one transaction with their roles, assignments and files. Ids with no ' +
+      'module, and repeats, are listed in `failed` in request order. The message is `Deleted <deleted>/<requested> modules`.',
+  })
+  @ApiOk(200, 'Deleted 2/3 modules', BulkDeleteResultSchema, 'Deleted <deleted>/<requested> modules')
+  @ApiErrors({
+    400: [
+      MODULE_IDS_MESSAGES.required,
+      MODULE_IDS_MESSAGES.tooMany,
+      MODULE_IDS_MESSAGES.invalid,
+      UNKNOWN_PROPERTY,
+    ],
+  })
   async bulkRemove(@Body() body: BulkDeleteDto): Promise<WithMessage<BulkDeleteResult>> {
     const result = await this.modules.bulkRemove(body.module_ids);
     return new WithMessage(result, bulkDeleteMessage(result, body.module_ids.length));
@@ -67,6 +177,10 @@ export class CourseModulesController {
   @Delete(':module_id')
   @AdminOnly()
   @ResponseMessage('Module deleted successfully')
+  @ApiOperation({ summary: 'Delete a module with its roles, assignments and files' })
+  @ApiOk(200, 'Module deleted successfully', null)
+  // The route takes no body, but one sent with a content type other than JSON is refused by the framework.
+  @ApiErrors({ 404: [MODULE_NOT_FOUND_MESSAGE], 415: ['Unsupported content type'] })
   async remove(@ModuleIdParam() id: string): Promise<null> {
     await this.modules.remove(id);
     return null;

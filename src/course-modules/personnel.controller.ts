@@ -1,21 +1,81 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { applyDecorators, Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { type AuthUser, CurrentUser, ResponseMessage } from '../core/decorators.js';
+import { PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
+import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../core/openapi.js';
+import {
+  AssignedCountSchema,
+  EnrolledCountSchema,
+  PersonnelListSchema,
+  RemovedCountSchema,
+  UserListSchema,
+} from '../core/openapi.schemas.js';
 import { type Query as QueryParams } from '../core/query.js';
 import { type UserSummary } from '../users/user.mapper.js';
 import { PersonnelBodyDto, StudentsBodyDto } from './dto/personnel-body.dto.js';
-import { ModuleIdParam } from './module-id.param.js';
 import { readUserListParams } from './list-params.js';
+import { MODULE_NOT_FOUND_MESSAGE, ROLE_NOT_HELD_MESSAGE } from './module.errors.js';
 import { type PersonnelMember } from './module.mapper.js';
-import { ModuleRole, parseModuleRole } from './module-role.js';
+import { ModuleIdParam } from './module-id.param.js';
+import { USER_SORT_FIELDS } from './module-queries.js';
+import { INVALID_ROLE_MESSAGE, MODULE_ROLES, ModuleRole, parseModuleRole } from './module-role.js';
+import { USER_IDS_MESSAGES } from './module-rules.js';
 import { PersonnelService, type UserPage } from './personnel.service.js';
 
+const LIST_MESSAGES = [
+  'page must be an integer',
+  'per_page must be an integer',
+  'query must be given at most once',
+  'query must not contain NUL characters',
+  'Invalid field used for sorting',
+];
+const BODY_MESSAGES = [
+  USER_IDS_MESSAGES.required,
+  USER_IDS_MESSAGES.tooMany,
+  USER_IDS_MESSAGES.invalid,
+  'property <name> should not exist',
+  'Request body must be a JSON object',
+];
+const UNKNOWN_USER = 'User with ID <id> does not exist';
+
+/** query, sort and paging of the user lists. */
+const ApiUserListQuery = () =>
+  applyDecorators(
+    ApiQuery({
+      name: 'query',
+      required: false,
+      description: 'Username or email contains this text (case-insensitive, literal).',
+      schema: { type: 'string', example: 'smith' },
+    }),
+    ApiPagingQuery(),
+    ApiSortQuery(Object.keys(USER_SORT_FIELDS), 'username (case-insensitive)'),
+  );
+
 /** SPEC §4.1: who holds which role in a module. */
+@ApiTags('Personnel')
 @Controller('modules/:module_id/personnel')
 export class PersonnelController {
   constructor(private readonly personnel: PersonnelService) {}
 
   @Get()
   @ResponseMessage('Personnel retrieved successfully')
+  @ApiOperation({
+    summary: "List a module's role holders",
+    description: 'For admins and staff (Lecturers, AssistantLecturers) of the module.',
+  })
+  @ApiQuery({
+    name: 'role',
+    required: false,
+    description: 'Only this role; also accepted case-insensitively and in snake case.',
+    schema: { type: 'string', enum: [...MODULE_ROLES] },
+  })
+  @ApiUserListQuery()
+  @ApiOk(200, 'Personnel retrieved successfully', PersonnelListSchema)
+  @ApiErrors({
+    400: [...LIST_MESSAGES, INVALID_ROLE_MESSAGE],
+    403: [PERMISSION_DENIED_MESSAGE],
+    404: [MODULE_NOT_FOUND_MESSAGE],
+  })
   list(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
@@ -26,6 +86,13 @@ export class PersonnelController {
 
   @Get('eligible')
   @ResponseMessage('Eligible users retrieved successfully')
+  @ApiOperation({
+    summary: 'List users holding no role in a module',
+    description: 'For admins and staff of the module.',
+  })
+  @ApiUserListQuery()
+  @ApiOk(200, 'Eligible users retrieved successfully', UserListSchema)
+  @ApiErrors({ 400: LIST_MESSAGES, 403: [PERMISSION_DENIED_MESSAGE], 404: [MODULE_NOT_FOUND_MESSAGE] })
   eligible(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
@@ -37,6 +104,18 @@ export class PersonnelController {
   @Post()
   @HttpCode(200)
   @ResponseMessage('Users assigned successfully')
+  @ApiOperation({
+    summary: 'Give users a role in a module',
+    description:
+      "Replaces a user's other role in this module. All or nothing. Admins may assign any role; a " +
+      "Lecturer of the module any role but Lecturer, and not over an existing Lecturer's role.",
+  })
+  @ApiOk(200, 'Users assigned successfully', AssignedCountSchema)
+  @ApiErrors({
+    400: [...BODY_MESSAGES, INVALID_ROLE_MESSAGE],
+    403: [PERMISSION_DENIED_MESSAGE],
+    404: [MODULE_NOT_FOUND_MESSAGE, UNKNOWN_USER],
+  })
   async assign(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
@@ -47,6 +126,17 @@ export class PersonnelController {
 
   @Delete()
   @ResponseMessage('Users removed successfully')
+  @ApiOperation({
+    summary: 'Take a role away from users in a module',
+    description: 'Every user must hold that role, else nothing changes (409). Same access as assignment.',
+  })
+  @ApiOk(200, 'Users removed successfully', RemovedCountSchema)
+  @ApiErrors({
+    400: [...BODY_MESSAGES, INVALID_ROLE_MESSAGE],
+    403: [PERMISSION_DENIED_MESSAGE],
+    404: [MODULE_NOT_FOUND_MESSAGE, UNKNOWN_USER],
+    409: [ROLE_NOT_HELD_MESSAGE],
+  })
   async remove(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
@@ -57,12 +147,20 @@ export class PersonnelController {
 }
 
 /** SPEC §4.2: the student roster, for teaching staff; writes behave as personnel with role Student. */
+@ApiTags('Students')
 @Controller('modules/:module_id/students')
 export class StudentsController {
   constructor(private readonly personnel: PersonnelService) {}
 
   @Get()
   @ResponseMessage('Students retrieved successfully')
+  @ApiOperation({
+    summary: "List a module's students",
+    description: 'For admins and the teaching staff (Lecturer, AssistantLecturer, Tutor) of the module.',
+  })
+  @ApiUserListQuery()
+  @ApiOk(200, 'Students retrieved successfully', PersonnelListSchema)
+  @ApiErrors({ 400: LIST_MESSAGES, 403: [PERMISSION_DENIED_MESSAGE], 404: [MODULE_NOT_FOUND_MESSAGE] })
   list(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
@@ -74,6 +172,17 @@ export class StudentsController {
   @Post()
   @HttpCode(200)
   @ResponseMessage('Students enrolled successfully')
+  @ApiOperation({
+    summary: 'Enrol users as students of a module',
+    description:
+      'As personnel assignment with role Student: admins and Lecturers of the module; all or nothing.',
+  })
+  @ApiOk(200, 'Students enrolled successfully', EnrolledCountSchema)
+  @ApiErrors({
+    400: BODY_MESSAGES,
+    403: [PERMISSION_DENIED_MESSAGE],
+    404: [MODULE_NOT_FOUND_MESSAGE, UNKNOWN_USER],
+  })
   async enrol(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
@@ -84,6 +193,17 @@ export class StudentsController {
 
   @Delete()
   @ResponseMessage('Students removed successfully')
+  @ApiOperation({
+    summary: 'Remove students from a module',
+    description: 'Every user must be a student of the module, else nothing changes (409).',
+  })
+  @ApiOk(200, 'Students removed successfully', RemovedCountSchema)
+  @ApiErrors({
+    400: BODY_MESSAGES,
+    403: [PERMISSION_DENIED_MESSAGE],
+    404: [MODULE_NOT_FOUND_MESSAGE, UNKNOWN_USER],
+    409: [ROLE_NOT_HELD_MESSAGE],
+  })
   async remove(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,

@@ -1,16 +1,36 @@
-import { IsIdList, IsModuleRoleName, USER_IDS_MESSAGES } from '../module-rules.js';
+import { ApiProperty } from '@nestjs/swagger';
+import { MODULE_ROLES } from '../module-role.js';
+import { ID_LIST_MAX, IsIdList, IsModuleRoleName, USER_IDS_MESSAGES } from '../module-rules.js';
+
+const userIds = (description: string) =>
+  ApiProperty({
+    type: 'array',
+    items: { type: 'integer', format: 'int64' },
+    minItems: 1,
+    maxItems: ID_LIST_MAX,
+    description,
+    example: [7, 8],
+  });
 
 /** `{user_ids, role}` of personnel assignment and removal; `role` in any accepted spelling. */
 export class PersonnelBodyDto {
+  @userIds('Every user must exist; repeated ids count once.')
   @IsIdList(USER_IDS_MESSAGES)
   user_ids!: number[];
 
+  @ApiProperty({
+    type: 'string',
+    enum: MODULE_ROLES,
+    description: 'Also accepted case-insensitively and in snake case (`assistant_lecturer`).',
+    example: 'Tutor',
+  })
   @IsModuleRoleName()
   role!: string;
 }
 
 /** `{user_ids}` of student enrolment and removal. */
 export class StudentsBodyDto {
+  @userIds('Every user must exist; repeated ids count once.')
   @IsIdList(USER_IDS_MESSAGES)
   user_ids!: number[];
 }
