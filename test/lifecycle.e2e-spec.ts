@@ -198,6 +198,29 @@ describe('the service as a process', () => {
     expect(stderr).toContain(`Invalid configuration: ${variable}`);
   });
 
+  it('migrates from the command line (npm run migration:run)', async () => {
+    const freshDir = await mkdtemp(path.join(tmpdir(), 'mas-migrate-'));
+    const run = () =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const child = spawn(process.execPath, [path.resolve('dist/src/database/migrate.js')], {
+          env: env(freshDir),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        child.once('exit', (code) => resolve({ code, out }));
+      });
+    try {
+      const first = await run();
+      expect(first.code).toBe(0);
+      expect(first.out).toMatch(/^Applied: InitialSchema\d+/);
+      expect(await run()).toEqual({ code: 0, out: 'No pending migrations\n' });
+    } finally {
+      await rm(freshDir, { recursive: true, force: true });
+    }
+  });
+
   it('creates users from the command line', async () => {
     const run = (args: string[], extra: Record<string, string> = {}) =>
       new Promise<{ code: number | null; out: string }>((resolve) => {
