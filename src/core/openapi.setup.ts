@@ -104,11 +104,18 @@ function addFailure(operation: OperationObject, status: number, messages: string
 /**
  * The responses every route gets from the shared machinery rather than from its own code, added from what the
  * guards, pipes and framework really do so that no controller can forget them: bearer security with 401 (and the
- * admin 403) from the guard metadata, 400 for a path id, 400/413/415 for a JSON body, and the route's 500.
+ * admin 403) from the guard metadata, 400 for a path id, 400/413/415 for any body of a write method (Fastify
+ * parses one even where the route takes none), and the route's 500.
  */
 function completeOperations(document: OpenAPIObject, access: Map<string, HandlerAccess>): void {
   for (const item of Object.values(document.paths)) {
-    for (const operation of [item.get, item.put, item.post, item.delete, item.patch]) {
+    for (const [method, operation] of [
+      ['get', item.get],
+      ['put', item.put],
+      ['post', item.post],
+      ['delete', item.delete],
+      ['patch', item.patch],
+    ] as const) {
       if (!operation) continue;
       const handler = operation.operationId ? access.get(operation.operationId) : undefined;
       if (handler && !handler.isPublic) {
@@ -126,8 +133,9 @@ function completeOperations(document: OpenAPIObject, access: Map<string, Handler
         parameter.description ??= 'A positive integer id (64-bit).';
         addFailure(operation, 400, [`${parameter.name} must be a positive integer`]);
       }
-      const body = operation.requestBody as { content?: Record<string, unknown> } | undefined;
-      if (body?.content?.['application/json']) {
+      // Fastify reads the body of every write method, declared or not; multipart routes declare their own.
+      const content = (operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content;
+      if (method !== 'get' && (!content || content['application/json'])) {
         addFailure(operation, 400, ['Malformed JSON body']);
         addFailure(operation, 413, ['Request body too large']);
         addFailure(operation, 415, ['Unsupported content type']);

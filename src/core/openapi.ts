@@ -14,9 +14,9 @@
  *   `ApiSortQuery(fields)` for sort.
  * - Added to every operation when the document is built (openapi.setup.ts), from the same metadata the guards
  *   read: bearer security and 401 unless `@Public()`, 403 when `@AdminOnly()`; for a `*_id` path parameter its
- *   integer schema and 400; for a JSON body 400 `Malformed JSON body`, 413 and 415; the route's 500. Declare
- *   `@ApiAuthenticated()`/`@ApiAdmin()` anyway where it reads better; the two merge. Module-scoped 403s (role in
- *   the module) are the controller's to declare.
+ *   integer schema and 400; for PUT/POST/DELETE (unless multipart) 400 `Malformed JSON body`, 413 and 415;
+ *   the route's 500. Declare `@ApiAuthenticated()`/`@ApiAdmin()` anyway where it reads better; the two merge.
+ *   Module-scoped 403s (role in the module) are the controller's to declare.
  */
 import { applyDecorators } from '@nestjs/common';
 import {

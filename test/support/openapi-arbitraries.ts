@@ -88,7 +88,15 @@ export function validValue(
   name = '',
 ): fc.Arbitrary<unknown> {
   const schema = deref<SchemaObject>(document, raw as SchemaObject);
-  const base = validBase(document, schema, known, name);
+  let base = validBase(document, schema, known, name);
+  // The document's own example is valid by construction, and often the only way past a rule it cannot state
+  // as a schema (a configurable pattern, the fields a sort accepts).
+  if (schema.example !== undefined && schema.type !== 'object' && !/_ids?$/.test(name)) {
+    base = fc.oneof(
+      { weight: 2, arbitrary: fc.constant(schema.example as unknown) },
+      { weight: 1, arbitrary: base },
+    );
+  }
   return schema.nullable ? fc.oneof(fc.constant(null), base) : base;
 }
 
@@ -308,8 +316,8 @@ export function queryArbitrary(
     fc.option(
       fc
         .oneof(
-          { weight: 3, arbitrary: parameterValue(document, p, known, false) },
-          { weight: 2, arbitrary: parameterValue(document, p, known, true) },
+          { weight: 5, arbitrary: parameterValue(document, p, known, false) },
+          { weight: 1, arbitrary: parameterValue(document, p, known, true) },
         )
         .chain((value) =>
           fc.oneof(
