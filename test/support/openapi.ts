@@ -153,7 +153,11 @@ export function createAjv(document: OpenAPIObject): Ajv {
     type: 'number',
     validate: (n: number) => Number.isInteger(n) && n >= INT32.min && n <= INT32.max,
   });
-  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
+  // A JSON number read as a double: 2^63 - 1 itself reads as 2^63, so that is the bound.
+  ajv.addFormat('int64', {
+    type: 'number',
+    validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 63,
+  });
   // SPEC §1: timestamps are RFC 3339 UTC with milliseconds.
   ajv.addFormat('date-time', (value: string) => RFC3339_MILLIS_UTC.test(value) && !isNaN(Date.parse(value)));
   ajv.addFormat('binary', () => true);
