@@ -5,6 +5,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startTestApp, type TestApp } from './support/app.js';
 import { DEFAULT_PASSWORD, makeModule, makeUser } from './support/factories.js';
 import { client } from './support/http.js';
+import { multipartBody } from './support/openapi-requests.js';
 
 /** Debian's chromium (.ci/install-chromium.sh); never a browser that Playwright downloads. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -17,6 +18,8 @@ describe('Swagger UI in a real browser', () => {
   let context: BrowserContext;
   let page: Page;
   const problems: string[] = [];
+  /** The signed-in admin of the first test, still authorized in the page for the second. */
+  const session = { token: '' };
 
   beforeAll(async () => {
     app = await startTestApp();
@@ -71,6 +74,7 @@ describe('Swagger UI in a real browser', () => {
     });
     expect(login.status).toBe(200);
     const token = login.body.data.token as string;
+    session.token = token;
 
     const response = await page.goto(`${app.url}/api/docs`);
     expect(response?.status()).toBe(200);
@@ -108,6 +112,41 @@ describe('Swagger UI in a real browser', () => {
     await moduleModel.locator('.model-box-control').first().click();
     await moduleModel.getByText('created_at').first().waitFor();
 
+    expect(problems).toEqual([]);
+  });
+
+  it('shows an avatar answered by "Try it out" as an image (a blob: URL the docs policy allows)', async () => {
+    const me = await client(app.url).get('/api/auth/me', { token: session.token });
+    const { body, contentType } = multipartBody();
+    const upload = await fetch(`${app.url}/api/users/${me.body.data.id}/avatar`, {
+      method: 'PUT',
+      body,
+      headers: { 'content-type': contentType, authorization: `Bearer ${session.token}` },
+    });
+    expect(upload.status).toBe(200);
+
+    const operation = page
+      .locator('.swagger-ui .opblock.opblock-get')
+      .filter({ has: page.locator('.opblock-summary-path[data-path="/api/users/{user_id}/avatar"]') });
+    await operation.locator('.opblock-summary').first().click();
+    await operation.locator('button.try-out__btn').click();
+    await operation.locator('input[placeholder="user_id"]').fill(String(me.body.data.id));
+    await operation.locator('button.execute').click();
+
+    const live = operation.locator('.responses-wrapper .live-responses-table');
+    await live.locator('.response-col_status').getByText('200', { exact: true }).waitFor();
+    const image = live.locator('.response-col_description img').first();
+    await image.waitFor();
+    expect(await image.getAttribute('src')).toMatch(/^blob:/);
+    // Decoded and drawn: naturalWidth stays 0 for an image the policy blocked.
+    let width: unknown = 0;
+    for (let tries = 0; tries < 50 && width !== 1; tries++) {
+      width = await image.evaluate((img: { complete: boolean; naturalWidth: number }) =>
+        img.complete ? img.naturalWidth : 0,
+      );
+      if (width !== 1) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(width).toBe(1);
     expect(problems).toEqual([]);
   });
 });
