@@ -1,13 +1,20 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import fc from 'fast-check';
-import { type OpenAPIObject } from '@nestjs/swagger';
+import {
+  type OpenAPIObject,
+  type ParameterObject,
+  type RequestBodyObject,
+  type SchemaObject,
+} from '@nestjs/swagger';
 import { ModuleRole } from '../src/course-modules/module-role.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { assignRole, makeModule, makeUser, tokenFor, type UserRow } from './support/factories.js';
-import { DocumentValidator, type DocOperation, fetchDocument, routeKey } from './support/openapi.js';
+import { deref, DocumentValidator, type DocOperation, fetchDocument, routeKey } from './support/openapi.js';
 import {
   bodyArbitrary,
+  exampleValue,
+  stringProperties,
   type KnownIds,
   pathArbitrary,
   queryArbitrary,
@@ -189,6 +196,46 @@ function fuzzOperation(op: DocOperation) {
 describe('OpenAPI-driven fuzzing', () => {
   it('has operations to fuzz', () => {
     expect(operations.length).toBeGreaterThan(0);
+  });
+
+  it('never fails on a NUL character in a text parameter or body field (PostgreSQL refuses them)', async () => {
+    const world = await seed();
+    const token = tokenFor(world.admin);
+    const failures: string[] = [];
+    const send = async (op: DocOperation, query: string, body?: unknown) => {
+      const url = op.path.replace(/\{[^}]+\}/g, (name) =>
+        String(name.includes('module') ? world.known.module[0] : world.known.user[1]),
+      );
+      const response = await fetch(app.url + url + query, {
+        method: op.method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      if (response.status >= 500 || !response.headers.get('content-type')?.startsWith('application/json')) {
+        failures.push(
+          `${op.method} ${url}${query} ${JSON.stringify(body) ?? ''} → ${response.status} ${text}`,
+        );
+      }
+    };
+    for (const op of operations) {
+      const queryParameters = (op.operation.parameters ?? []).filter(
+        (p) =>
+          'in' in p && p.in === 'query' && deref<SchemaObject>(document, p.schema ?? {}).type === 'string',
+      ) as ParameterObject[];
+      for (const parameter of queryParameters) await send(op, `?${parameter.name}=a%00b`);
+      const schema = (op.operation.requestBody as RequestBodyObject | undefined)?.content['application/json']
+        ?.schema;
+      if (!schema) continue;
+      for (const field of stringProperties(document, schema)) {
+        const body = exampleValue(document, schema) as Record<string, unknown>;
+        await send(op, '', { ...body, [field]: 'a\u0000b' });
+      }
+    }
+    expect(failures).toEqual([]);
   });
 
   it('answers URLs the router refuses by itself in the envelope', async () => {

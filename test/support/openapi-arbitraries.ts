@@ -413,3 +413,38 @@ export function bodyArbitrary(
 function truncate(text: string): string {
   return text.length > 300 ? `${text.slice(0, 300)}… (${text.length} chars)` : text;
 }
+
+/** One plain valid value of a schema, from its examples where it has them (deterministic, no fast-check). */
+export function exampleValue(document: OpenAPIObject, raw: unknown): unknown {
+  const schema = deref<SchemaObject>(document, raw as SchemaObject);
+  if (schema.example !== undefined && schema.type !== 'object') return schema.example;
+  if (schema.enum) return schema.enum[0];
+  switch (schema.type) {
+    case 'string':
+      return 'a'.repeat(Math.max(3, schema.minLength ?? 0));
+    case 'integer':
+    case 'number':
+      return typeof schema.minimum === 'number' ? schema.minimum : 1;
+    case 'boolean':
+      return false;
+    case 'object':
+    case undefined:
+      return Object.fromEntries(
+        Object.entries(schema.properties ?? {}).map(([key, sub]) => [key, exampleValue(document, sub)]),
+      );
+    case 'array':
+      return Array.from({ length: Math.max(1, schema.minItems ?? 0) }, () =>
+        exampleValue(document, schema.items ?? {}),
+      );
+    default:
+      return null;
+  }
+}
+
+/** The names of a schema's string properties (one level), where a NUL or other hostile text can go. */
+export function stringProperties(document: OpenAPIObject, raw: unknown): string[] {
+  const schema = deref<SchemaObject>(document, raw as SchemaObject);
+  return Object.entries(schema.properties ?? {})
+    .filter(([, sub]) => deref<SchemaObject>(document, sub).type === 'string')
+    .map(([key]) => key);
+}
