@@ -111,4 +111,28 @@ describe('conventions (SPEC §1)', () => {
     expect((await api.get('/api/auth/me')).status).toBe(401);
     expect((await api.put('/api/auth/password', { body: {} })).status).toBe(401);
   });
+
+  it('sends no CORS headers by default, and answers allowed origins when CORS_ORIGINS is set', async () => {
+    const origin = 'https://app.example.edu';
+    const plain = await api.get('/api/health', { headers: { origin } });
+    expect(plain.headers.get('access-control-allow-origin')).toBeNull();
+
+    const withCors = await startTestApp({ corsOrigins: [origin] });
+    try {
+      const corsApi = client(withCors.url);
+      const preflight = await corsApi.request('OPTIONS', '/api/modules', {
+        headers: {
+          origin,
+          'access-control-request-method': 'GET',
+          'access-control-request-headers': 'authorization',
+        },
+      });
+      expect(preflight.status).toBeLessThan(300);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
+      const other = await corsApi.get('/api/health', { headers: { origin: 'https://evil.example.com' } });
+      expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    } finally {
+      await withCors.close();
+    }
+  });
 });
