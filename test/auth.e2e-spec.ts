@@ -64,6 +64,14 @@ describe('authentication (SPEC §2)', () => {
       }
     });
 
+    it('answers a username with a NUL character as a failed login, not a server error', async () => {
+      const res = await api.post('/api/auth/login', {
+        body: { username: 'jane\u0000doe', password: DEFAULT_PASSWORD },
+      });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ success: false, data: null, message: 'Invalid username or password' });
+    });
+
     it('validates the body', async () => {
       const res = await api.post('/api/auth/login', { body: { username: 5, extra: true } });
       expect(res.status).toBe(400);

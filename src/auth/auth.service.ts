@@ -34,7 +34,8 @@ export class AuthService {
   }
 
   async login({ username, password }: LoginDto, clientIp: string): Promise<Session> {
-    const user = await this.findByUsername(username);
+    // No stored username holds a NUL (PostgreSQL text cannot): such a login simply fails.
+    const user = username.includes('\u0000') ? null : await this.findByUsername(username);
     // An unknown username is verified against a decoy hash, so both failures take the same time.
     const valid = await this.hasher.verify(user?.passwordHash, password);
     if (!user || !valid) {
