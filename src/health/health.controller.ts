@@ -56,7 +56,9 @@ export class HealthController {
   /** `SELECT 1` within a second; a pool that cannot hand out a connection counts as down too. */
   private async pingDatabase(): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS)));
+    const timeout = new Promise<false>(
+      (resolve) => (timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS)),
+    );
     const ping = this.dataSource.query('SELECT 1').then(
       () => true,
       () => false,
@@ -67,5 +69,4 @@ export class HealthController {
       clearTimeout(timer);
     }
   }
-
 }
