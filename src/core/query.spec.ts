@@ -69,6 +69,22 @@ describe(QueryReader.name, () => {
     expect(() => reader.done()).toThrow('page must be an integer; query must be given at most once');
   });
 
+  it('refuses a NUL character in a text parameter (PostgreSQL text cannot hold it)', () => {
+    const reader = new QueryReader({ query: 'a\u0000b', code: 'ok' });
+    expect(reader.string('query')).toBeUndefined();
+    expect(reader.string('code')).toBe('ok');
+    expect(() => reader.done()).toThrow('query must not contain NUL characters');
+  });
+
+  it("joins a feature's own messages in the order parameters are read", () => {
+    const reader = new QueryReader({ page: 'x', role: 'boss' });
+    reader.paging();
+    reader.invalid('role must be one of Lecturer, AssistantLecturer, Tutor, Student');
+    expect(() => reader.done()).toThrow(
+      'page must be an integer; role must be one of Lecturer, AssistantLecturer, Tutor, Student',
+    );
+  });
+
   it('reads booleans strictly', () => {
     const reader = new QueryReader({ a: 'true', b: 'false', c: 'yes' });
     expect([reader.boolean('a'), reader.boolean('b'), reader.boolean('c')]).toEqual([true, false, undefined]);

@@ -11,15 +11,19 @@ export class QueryReader {
 
   constructor(private readonly query: Query) {}
 
-  /** A text parameter; a repeated parameter is an error. */
+  /** A text parameter; a repeated one, or one with U+0000 (which PostgreSQL text cannot hold), is an error. */
   string(name: string): string | undefined {
     const value = this.query[name];
     if (value === undefined) return undefined;
-    if (typeof value !== 'string') {
-      this.errors.push(`${name} must be given at most once`);
-      return undefined;
-    }
+    if (typeof value !== 'string') return this.invalid(`${name} must be given at most once`);
+    if (value.includes('\u0000')) return this.invalid(`${name} must not contain NUL characters`);
     return value;
+  }
+
+  /** Records a feature's own message for a parameter, in the order the parameters are read. */
+  invalid(message: string): undefined {
+    this.errors.push(message);
+    return undefined;
   }
 
   /** Plain decimal digits with an optional leading `-`, within 32 bits; else `<name> must be an integer`. */

@@ -1,4 +1,3 @@
-import { ValidationFailed } from '../core/errors.js';
 import { parseSort, type Query, QueryReader } from '../core/query.js';
 import { INVALID_ROLE_MESSAGE, type ModuleRole, parseModuleRole } from './module-role.js';
 import {
@@ -8,24 +7,6 @@ import {
   USER_SORT_FIELDS,
 } from './module-queries.js';
 
-/** PostgreSQL text cannot hold U+0000: such a filter is the client's error, not a database failure. */
-function nulProblem(name: string, value: string | undefined): string | undefined {
-  return value?.includes('\u0000') ? `${name} must not contain NUL characters` : undefined;
-}
-
-/** The reader's messages and these, in that order, as one 400; sort is checked afterwards and alone. */
-function finish(reader: QueryReader, more: (string | undefined)[]): void {
-  const messages: string[] = [];
-  try {
-    reader.done();
-  } catch (error) {
-    if (!(error instanceof ValidationFailed)) throw error;
-    messages.push(error.message);
-  }
-  for (const message of more) if (message) messages.push(message);
-  if (messages.length > 0) throw new ValidationFailed(messages.join('; '));
-}
-
 /** `GET /api/modules`: page, per_page, query, code, year, then sort. */
 export function readModuleListParams(query: Query): Omit<ModuleListFilter, 'memberId'> {
   const reader = new QueryReader(query);
@@ -33,7 +14,7 @@ export function readModuleListParams(query: Query): Omit<ModuleListFilter, 'memb
   const text = reader.string('query');
   const code = reader.string('code');
   const year = reader.int('year');
-  finish(reader, [nulProblem('query', text), nulProblem('code', code)]);
+  reader.done();
   const sort = parseSort(query.sort, MODULE_SORT_FIELDS);
   return { paging, query: text, code, year, sort };
 }
@@ -46,11 +27,9 @@ export function readUserListParams(query: Query, withRole: boolean): UserListPar
   const paging = reader.paging();
   const rawRole = withRole ? reader.string('role') : undefined;
   const role = rawRole === undefined ? undefined : parseModuleRole(rawRole);
+  if (rawRole !== undefined && role === undefined) reader.invalid(INVALID_ROLE_MESSAGE);
   const text = reader.string('query');
-  finish(reader, [
-    rawRole !== undefined && role === undefined ? INVALID_ROLE_MESSAGE : undefined,
-    nulProblem('query', text),
-  ]);
+  reader.done();
   const sort = parseSort(query.sort, USER_SORT_FIELDS);
   return { paging, role, query: text, sort };
 }
