@@ -102,11 +102,16 @@ export async function startService(config: AppConfig): Promise<RunningService> {
     close: () =>
       (closing ??= (async () => {
         const fastify = running.getHttpAdapter().getInstance();
+        // close() reaps the keep-alive sockets idle at that moment only; one whose response was still being
+        // written goes idle later and would hold the server open until its keep-alive timeout.
+        const reaper = setInterval(() => fastify.server.closeIdleConnections(), 50);
         // Fastify stops accepting at once and resolves when in-flight requests are done.
         await Promise.race([
           fastify.close(),
           new Promise((resolve) => setTimeout(resolve, SHUTDOWN_GRACE_MS).unref()),
         ]);
+        clearInterval(reaper);
+        fastify.server.closeAllConnections();
         await running.close();
         await database.stop();
       })()),
