@@ -1,5 +1,7 @@
-import { readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { AvatarFiles } from '../src/users/avatar-files.js';
+import { AvatarService } from '../src/users/avatar.service.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { makeUser, tokenFor, type UserRow } from './support/factories.js';
 import { client, type Client } from './support/http.js';
@@ -37,8 +39,13 @@ describe('Users API: avatars', () => {
       )
     )[0];
   const storageFiles = () => filesUnder(app.config.storageDir);
-  const readAvatar = (id: number, headers: Record<string, string> = {}, as = token) =>
-    fetch(`${app.url}/api/users/${id}/avatar`, { headers: { authorization: `Bearer ${as}`, ...headers } });
+  /** GET of the avatar, its body read to the end (an unread body would keep the connection busy). */
+  const readAvatar = async (id: number, headers: Record<string, string> = {}, as = token) => {
+    const res = await fetch(`${app.url}/api/users/${id}/avatar`, {
+      headers: { authorization: `Bearer ${as}`, ...headers },
+    });
+    return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
+  };
 
   /** Uploads `bytes` as the user's avatar and checks it took. */
   async function givenAvatar(bytes: Buffer) {
@@ -52,7 +59,7 @@ describe('Users API: avatars', () => {
     expect((await storedAvatar(user.id)).avatar_key).toBe(previous.avatar_key);
     expect(await storageFiles()).toEqual([previous.avatar_key]);
     const res = await readAvatar(user.id);
-    expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true);
+    expect(res.body.equals(bytes)).toBe(true);
   }
 
   describe('PUT /api/users/{user_id}/avatar', () => {
@@ -85,7 +92,7 @@ describe('Users API: avatars', () => {
       expect(served.headers.get('content-type')).toBe(type);
       expect(served.headers.get('cache-control')).toBe('private, no-cache');
       expect(served.headers.get('etag')).toMatch(/^"[^"]+"$/);
-      expect(Buffer.from(await served.arrayBuffer()).equals(bytes)).toBe(true);
+      expect(served.body.equals(bytes)).toBe(true);
     });
 
     it('trusts the bytes, not the type the client declares', async () => {
@@ -117,7 +124,7 @@ describe('Users API: avatars', () => {
       expect(await storageFiles()).toEqual([second.avatar_key]);
       const served = await readAvatar(user.id);
       expect(served.headers.get('etag')).not.toBe(firstEtag);
-      expect(Buffer.from(await served.arrayBuffer()).equals(image('jpeg', 500))).toBe(true);
+      expect(served.body.equals(image('jpeg', 500))).toBe(true);
     });
 
     it('stores the file under the storage directory, complete', async () => {
@@ -133,7 +140,7 @@ describe('Users API: avatars', () => {
       expect(res.status).toBe(200);
       const served = await readAvatar(user.id);
       expect(served.headers.get('content-length')).toBe(String(TWO_MIB));
-      expect(Buffer.from(await served.arrayBuffer()).equals(bytes)).toBe(true);
+      expect(served.body.equals(bytes)).toBe(true);
     });
 
     it('answers 413 for 2 MiB + 1 byte, keeping the previous avatar and no partial file', async () => {
@@ -284,6 +291,42 @@ describe('Users API: avatars', () => {
       expect((await uploadFile(app.url, user.id, image('png'), token)).status).toBe(200);
     });
 
+    it('gives up on an upload whose client left before its body was read, changing nothing', async () => {
+      const previousBytes = image('png');
+      const previous = await givenAvatar(previousBytes);
+      // Record how each upload ends: one left waiting on a closed request would never settle.
+      const avatars = app.service.app.get(AvatarService);
+      const upload = avatars.upload.bind(avatars);
+      const outcomes: string[] = [];
+      avatars.upload = (...args) =>
+        upload(...args).then(
+          (summary) => (outcomes.push('uploaded'), summary),
+          (error: Error) => {
+            outcomes.push(error.message);
+            throw error;
+          },
+        );
+      // Hold the user lookup with a table lock (the admin's access is cached by the upload above).
+      const runner = app.dataSource.createQueryRunner();
+      await runner.connect();
+      await runner.startTransaction();
+      try {
+        await runner.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
+        await abortedUpload(app.url, Number(user.id), token, image('png', 4096), 1024);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      } finally {
+        await runner.commitTransaction();
+        await runner.release();
+      }
+      try {
+        await eventually(() => Promise.resolve(outcomes.length > 0));
+      } finally {
+        avatars.upload = upload;
+      }
+      expect(outcomes).toEqual(['Malformed multipart body']);
+      await expectUnchanged(previous, previousBytes);
+    });
+
     describe('check order', () => {
       it('answers 415 to a body that is not multipart, before authentication', async () => {
         const cases: [Record<string, string>, string | undefined][] = [
@@ -346,7 +389,7 @@ describe('Users API: avatars', () => {
       const member = await makeUser(app.dataSource);
       const res = await readAvatar(user.id, {}, tokenFor(member));
       expect(res.status).toBe(200);
-      expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true);
+      expect(res.body.equals(bytes)).toBe(true);
     });
 
     it('answers 401 without a token', async () => {
@@ -364,7 +407,7 @@ describe('Users API: avatars', () => {
         expect(res.status).toBe(304);
         expect(res.headers.get('etag')).toBe(etag);
         expect(res.headers.get('cache-control')).toBe('private, no-cache');
-        expect((await res.arrayBuffer()).byteLength).toBe(0);
+        expect(res.body.length).toBe(0);
       }
     });
 
@@ -400,5 +443,26 @@ describe('Users API: avatars', () => {
     expect((await api.delete(`/api/users/${user.id}`, { token })).status).toBe(200);
     expect(await storageFiles()).toEqual([]);
     expect((await api.get(`/api/users/${user.id}/avatar`, { token })).body.message).toBe('User not found');
+  });
+
+  it('sweeps stray avatar files at start: old leftovers and deleted users go, current and recent files stay', async () => {
+    const { avatar_key: current } = await givenAvatar(image('png'));
+    const file = (key: string) => path.join(app.config.storageDir, key);
+    const folder = path.dirname(current);
+    const stale = `${folder}/left-by-a-crash`;
+    const recent = `${folder}/upload-in-flight`;
+    const deletedUser = `avatars/999999999/old-avatar`;
+    for (const key of [stale, recent, deletedUser]) {
+      await mkdir(path.dirname(file(key)), { recursive: true });
+      await writeFile(file(key), image('gif'));
+    }
+    const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    await utimes(file(stale), twoHoursAgo, twoHoursAgo);
+
+    // What the service runs once it has started (a second instance in this process would share its pool).
+    await app.service.app.get(AvatarFiles).onApplicationBootstrap();
+
+    expect(await storageFiles()).toEqual([current, recent].sort());
+    expect((await readAvatar(user.id)).status).toBe(200);
   });
 });

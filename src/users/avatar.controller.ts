@@ -8,7 +8,7 @@ import { UserSummarySchema } from '../core/openapi.schemas.js';
 import { type ImageType } from './image-type.js';
 import { AvatarService } from './avatar.service.js';
 import { type UserSummary } from './user.mapper.js';
-import { NotMultipart } from './users.errors.js';
+import { MalformedMultipart, NotMultipart } from './users.errors.js';
 
 export const AVATAR_CACHE_CONTROL = 'private, no-cache';
 
@@ -63,7 +63,11 @@ export class AvatarController {
     // MultipartOnlyMiddleware has answered anything else already; this covers a parser that disagrees.
     if (!request.isMultipart()) throw new NotMultipart();
     try {
-      return await this.avatars.upload(id, request.parts());
+      return await this.avatars.upload(id, () => {
+        // A client gone before reading began: the parser would wait for a 'close' that has already happened.
+        if (request.raw.destroyed) throw new MalformedMultipart();
+        return request.parts();
+      });
     } catch (error) {
       // A body left half-read would hold the connection: close it after this answer.
       if (!request.raw.complete) void reply.header('connection', 'close');

@@ -7,10 +7,10 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { type Multipart } from '@fastify/multipart';
 import { DataSource } from 'typeorm';
 import { StorageService } from '../storage/storage.service.js';
+import { avatarFolder } from './avatar-files.js';
 import { receiveAvatar } from './avatar-upload.js';
 import { fromUserRow, USER_COLUMNS, type UserRow } from './user-row.js';
 import { toUserSummary, type UserSummary } from './user.mapper.js';
-import { avatarFolder } from './users.service.js';
 import { AvatarNotFound, UserNotFound } from './users.errors.js';
 
 export interface StoredAvatar {
@@ -32,15 +32,16 @@ export class AvatarService {
 
   /**
    * Streams the upload to a new key, points the user at it, then removes the previous file. A failed upload
-   * removes what it wrote, so the previous avatar stays in place.
+   * removes what it wrote, so the previous avatar stays in place. `openParts` starts reading the body; it is
+   * called only once the user is known to exist.
    */
-  async upload(userId: string, parts: AsyncIterable<Multipart>): Promise<UserSummary> {
+  async upload(userId: string, openParts: () => AsyncIterable<Multipart>): Promise<UserSummary> {
     await this.requireUser(userId);
     const key = `${avatarFolder(userId)}/${randomUUID()}`;
     let stored = false;
     try {
       const contentType = await receiveAvatar(
-        parts,
+        openParts(),
         (source) => this.storage.write(key, source),
         () => (stored = true),
       );

@@ -1,5 +1,6 @@
 import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
+import { AvatarFiles } from './avatar-files.js';
 import { AvatarController } from './avatar.controller.js';
 import { AvatarService } from './avatar.service.js';
 import { MultipartOnlyMiddleware } from './multipart-only.middleware.js';
@@ -10,7 +11,7 @@ import { UsersService } from './users.service.js';
 @Module({
   imports: [AuthModule],
   controllers: [UsersController, AvatarController],
-  providers: [UsersService, AvatarService],
+  providers: [UsersService, AvatarService, AvatarFiles],
 })
 export class UsersModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -6,7 +6,13 @@ import { UserAccessCache } from '../auth/user-access.cache.js';
 import { type AuthUser } from '../core/decorators.js';
 import { containsPattern, orderByClause, parseSort, type Query, QueryReader } from '../core/query.js';
 import { type ModuleRole } from '../course-modules/module-role.js';
+import {
+  type ModuleResponse,
+  type ModuleSource as ModuleRow,
+  toModuleResponse,
+} from '../course-modules/module.mapper.js';
 import { StorageService } from '../storage/storage.service.js';
+import { avatarFolder } from './avatar-files.js';
 import { type CreateUserDto } from './dto/create-user.dto.js';
 import { type UpdateUserDto } from './dto/update-user.dto.js';
 import { listClashes, type NewUserIdentity } from './user-clashes.js';
@@ -46,19 +52,8 @@ export interface UserPage {
   total: number;
 }
 
-export interface UserModule {
-  id: number;
-  code: string;
-  year: number;
-  description: string | null;
-  credits: number;
-  created_at: string;
-  updated_at: string;
-  role: ModuleRole;
-}
-
-/** The folder of a user's avatar files in storage. */
-export const avatarFolder = (userId: string | number) => `avatars/${userId}`;
+/** A Module with the user's role in it. */
+export type UserModule = ModuleResponse & { role: ModuleRole };
 
 @Injectable()
 export class UsersService {
@@ -229,34 +224,15 @@ export class UsersService {
   /** The modules where the user holds a role, each with that role: year descending, then code. */
   async modulesOf(id: string): Promise<UserModule[]> {
     await this.requireUser(id);
-    const rows = await this.dataSource.query<
-      {
-        id: string;
-        code: string;
-        year: number;
-        description: string | null;
-        credits: number;
-        created_at: Date;
-        updated_at: Date;
-        role: ModuleRole;
-      }[]
-    >(
-      `SELECT m.id, m.code, m.year, m.description, m.credits, m.created_at, m.updated_at, r.role
+    const rows = await this.dataSource.query<(ModuleRow & { role: ModuleRole })[]>(
+      `SELECT m.id, m.code, m.year, m.description, m.credits, m.created_at AS "createdAt",
+              m.updated_at AS "updatedAt", r.role
        FROM user_module_roles r JOIN modules m ON m.id = r.module_id
        WHERE r.user_id = $1
        ORDER BY m.year DESC, m.code ASC, m.id ASC`,
       [id],
     );
-    return rows.map((row) => ({
-      id: Number(row.id),
-      code: row.code,
-      year: row.year,
-      description: row.description,
-      credits: row.credits,
-      created_at: row.created_at.toISOString(),
-      updated_at: row.updated_at.toISOString(),
-      role: row.role,
-    }));
+    return rows.map((row) => ({ ...toModuleResponse(row), role: row.role }));
   }
 
   private async requireUser(id: string): Promise<void> {

@@ -1,0 +1,77 @@
+import { stat } from 'node:fs/promises';
+import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { StorageService } from '../storage/storage.service.js';
+
+const AVATARS_FOLDER = 'avatars';
+/** A folder name that can be a user id (a positive `bigint`). */
+const USER_FOLDER_NAME = /^[1-9][0-9]{0,18}$/;
+const INT64_MAX = 2n ** 63n - 1n;
+const SWEEP_BATCH = 1000;
+/** A stray file younger than this may belong to an upload still in flight (in this or another instance). */
+export const STRAY_AVATAR_GRACE_MS = 60 * 60 * 1000;
+
+/** The storage folder of a user's avatar files: `avatars/<user id>`. */
+export const avatarFolder = (userId: number | string) => `${AVATARS_FOLDER}/${userId}`;
+
+/**
+ * Avatar files left behind when the process stopped between a database change and the file operation that
+ * follows it (a new file not yet recorded, an old one not yet removed, a deleted user's folder). The sweep at
+ * start removes them.
+ */
+@Injectable()
+export class AvatarFiles implements OnApplicationBootstrap {
+  private readonly logger = new Logger(AvatarFiles.name);
+
+  constructor(
+    private readonly storage: StorageService,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  /**
+   * Removes the folders of users that no longer exist, and the files of existing users other than their current
+   * avatar once older than {@link STRAY_AVATAR_GRACE_MS}. Returns the keys removed.
+   */
+  async sweep(now = Date.now()): Promise<string[]> {
+    const names = (await this.storage.list(AVATARS_FOLDER)).filter(
+      (name) => USER_FOLDER_NAME.test(name) && BigInt(name) <= INT64_MAX,
+    );
+    const removed: string[] = [];
+    for (let start = 0; start < names.length; start += SWEEP_BATCH) {
+      const batch = names.slice(start, start + SWEEP_BATCH);
+      const rows = await this.dataSource.query<{ id: string; avatar_key: string | null }[]>(
+        `SELECT id::text AS id, avatar_key FROM users WHERE id = ANY($1::bigint[])`,
+        [batch],
+      );
+      const current = new Map(rows.map((row) => [row.id, row.avatar_key]));
+      for (const name of batch) {
+        const folder = avatarFolder(name);
+        if (!current.has(name)) {
+          await this.storage.remove(folder);
+          removed.push(folder);
+          continue;
+        }
+        for (const file of await this.storage.list(folder)) {
+          const key = `${folder}/${file}`;
+          if (key === current.get(name)) continue;
+          const { mtimeMs } = await stat(this.storage.pathOf(key));
+          if (now - mtimeMs < STRAY_AVATAR_GRACE_MS) continue;
+          await this.storage.remove(key);
+          removed.push(key);
+        }
+      }
+    }
+    return removed;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    try {
+      const removed = await this.sweep();
+      if (removed.length > 0) this.logger.log(`Removed ${removed.length} stray avatar files or folders`);
+    } catch (error) {
+      // Leftover files only take disk space until the next start; they must not keep the service from starting.
+      this.logger.warn(`Sweep of stray avatar files failed: ${String(error)}`);
+    }
+  }
+}
