@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsEmail, IsString, Matches, ValidateIf } from 'class-validator';
+import { IsBoolean, IsEmail, IsString, Length, Matches, ValidateIf } from 'class-validator';
 import {
   ADMIN_MESSAGE,
   EMAIL_MESSAGE,
@@ -9,7 +9,6 @@ import {
   USERNAME_MESSAGE,
   USERNAME_PATTERN,
 } from '../user-rules.js';
-import { CodePointLength } from './code-point-length.js';
 
 export class CreateUserDto {
   @ApiProperty({
@@ -40,7 +39,8 @@ export class CreateUserDto {
     example: 'correct-horse-battery',
   })
   @IsString({ message: PASSWORD_MESSAGE })
-  @CodePointLength(PASSWORD_MIN, PASSWORD_MAX, { message: PASSWORD_MESSAGE })
+  // class-validator's Length counts code points (surrogate pairs as one), as SPEC §1 asks.
+  @Length(PASSWORD_MIN, PASSWORD_MAX, { message: PASSWORD_MESSAGE })
   password!: string;
 
   // Optional, but null is not "absent": it is refused like any other non-boolean.

@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsEmail, IsString, Matches, ValidateIf } from 'class-validator';
+import { IsBoolean, IsEmail, IsString, Length, Matches, ValidateIf } from 'class-validator';
 import {
   ADMIN_MESSAGE,
   EMAIL_MESSAGE,
@@ -9,7 +9,6 @@ import {
   USERNAME_MESSAGE,
   USERNAME_PATTERN,
 } from '../user-rules.js';
-import { CodePointLength } from './code-point-length.js';
 
 /** Any of the four fields; an omitted field is left as it is, null is refused. */
 export class UpdateUserDto {
@@ -44,7 +43,8 @@ export class UpdateUserDto {
   })
   @ValidateIf((dto: UpdateUserDto) => dto.password !== undefined)
   @IsString({ message: PASSWORD_MESSAGE })
-  @CodePointLength(PASSWORD_MIN, PASSWORD_MAX, { message: PASSWORD_MESSAGE })
+  // class-validator's Length counts code points (surrogate pairs as one), as SPEC §1 asks.
+  @Length(PASSWORD_MIN, PASSWORD_MAX, { message: PASSWORD_MESSAGE })
   password?: string;
 
   @ApiPropertyOptional({
