@@ -4,10 +4,6 @@ import { DataSource } from 'typeorm';
 import { StorageService } from '../storage/storage.service.js';
 
 const MODULES_FOLDER = 'modules';
-/** A folder name that can be a module id (a positive `bigint`). */
-const MODULE_FOLDER_NAME = /^[1-9][0-9]{0,18}$/;
-const INT64_MAX = 2n ** 63n - 1n;
-const SWEEP_BATCH = 1000;
 
 /** The storage folder of a module's files: every file of module 12 lives under `modules/12/`. */
 export const moduleFolder = (moduleId: number | string) => `${MODULES_FOLDER}/${moduleId}`;
@@ -43,12 +39,8 @@ export class ModuleFiles implements OnApplicationBootstrap {
 
   /** Removes `modules/<id>` folders whose module no longer exists. Returns the ids swept. */
   async sweep(): Promise<string[]> {
-    const names = (await this.storage.list(MODULES_FOLDER)).filter(
-      (name) => MODULE_FOLDER_NAME.test(name) && BigInt(name) <= INT64_MAX,
-    );
     const orphans: string[] = [];
-    for (let start = 0; start < names.length; start += SWEEP_BATCH) {
-      const batch = names.slice(start, start + SWEEP_BATCH);
+    for await (const batch of this.storage.idFolderBatches(MODULES_FOLDER)) {
       const rows = await this.dataSource.query<{ id: string }[]>(
         `SELECT id::text AS id FROM modules WHERE id = ANY($1::bigint[])`,
         [batch],

@@ -9,6 +9,9 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { type AppConfig } from '../config/app-config.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9._-]+)*$/;
+/** A per-record folder name: a positive `bigint` id written canonically (`modules/12`, `avatars/7`). */
+const ID_FOLDER = /^[1-9][0-9]{0,18}$/;
+const INT64_MAX = 2n ** 63n - 1n;
 
 /**
  * Files on local disk under STORAGE_DIR, addressed by keys such as `modules/12/<uuid>` or `avatars/7/<uuid>`.
@@ -60,6 +63,17 @@ export class StorageService {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
     }
+  }
+
+  /**
+   * The per-record folders under `folder` (names that are ids), in batches, for the start-up sweeps that
+   * remove the files of records deleted while the process was down.
+   */
+  async *idFolderBatches(folder: string, size = 1000): AsyncGenerator<string[]> {
+    const names = (await this.list(folder)).filter(
+      (name) => ID_FOLDER.test(name) && BigInt(name) <= INT64_MAX,
+    );
+    for (let start = 0; start < names.length; start += size) yield names.slice(start, start + size);
   }
 
   /** Removes temporary files left by writes a crash interrupted. */

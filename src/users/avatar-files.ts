@@ -5,10 +5,6 @@ import { DataSource } from 'typeorm';
 import { StorageService } from '../storage/storage.service.js';
 
 const AVATARS_FOLDER = 'avatars';
-/** A folder name that can be a user id (a positive `bigint`). */
-const USER_FOLDER_NAME = /^[1-9][0-9]{0,18}$/;
-const INT64_MAX = 2n ** 63n - 1n;
-const SWEEP_BATCH = 1000;
 /** A stray file younger than this may belong to an upload still in flight (in this or another instance). */
 export const STRAY_AVATAR_GRACE_MS = 60 * 60 * 1000;
 
@@ -34,12 +30,8 @@ export class AvatarFiles implements OnApplicationBootstrap {
    * avatar once older than {@link STRAY_AVATAR_GRACE_MS}. Returns the keys removed.
    */
   async sweep(now = Date.now()): Promise<string[]> {
-    const names = (await this.storage.list(AVATARS_FOLDER)).filter(
-      (name) => USER_FOLDER_NAME.test(name) && BigInt(name) <= INT64_MAX,
-    );
     const removed: string[] = [];
-    for (let start = 0; start < names.length; start += SWEEP_BATCH) {
-      const batch = names.slice(start, start + SWEEP_BATCH);
+    for await (const batch of this.storage.idFolderBatches(AVATARS_FOLDER)) {
       const rows = await this.dataSource.query<{ id: string; avatar_key: string | null }[]>(
         `SELECT id::text AS id, avatar_key FROM users WHERE id = ANY($1::bigint[])`,
         [batch],
