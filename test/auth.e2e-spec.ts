@@ -1,20 +1,13 @@
 import jwt from 'jsonwebtoken';
-import { startTestApp, type TestApp } from './support/app.js';
-import { client, type Client } from './support/http.js';
+import { startTestApp, useTestApp } from './support/app.js';
+import { client } from './support/http.js';
 import { DEFAULT_PASSWORD, makeUser, tokenFor, unsignedToken, type UserRow } from './support/factories.js';
 
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20));
 
 describe('authentication (SPEC §2)', () => {
-  let app: TestApp;
-  let api: Client;
+  const { app, api } = useTestApp();
   let user: UserRow;
-
-  beforeAll(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  afterAll(() => app.close());
   beforeEach(async () => {
     await app.reset();
     user = await makeUser(app.dataSource, { username: 'Jane.Doe' });

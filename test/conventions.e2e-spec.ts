@@ -1,18 +1,11 @@
-import { startTestApp, type TestApp } from './support/app.js';
-import { client, type Client } from './support/http.js';
+import { startTestApp, useTestApp } from './support/app.js';
+import { client } from './support/http.js';
 import { makeUser, tokenFor } from './support/factories.js';
 
 /** SPEC §1: the envelope on every framework error, body framing, path ids. */
 describe('conventions (SPEC §1)', () => {
-  let app: TestApp;
-  let api: Client;
+  const { app, api } = useTestApp();
   let token: string;
-
-  beforeAll(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  afterAll(() => app.close());
   beforeEach(async () => {
     await app.reset();
     token = tokenFor(await makeUser(app.dataSource, { admin: true }));

@@ -1,16 +1,9 @@
 import pg from 'pg';
-import { startTestApp, testDatabaseUrl, type TestApp } from './support/app.js';
-import { client, type Client } from './support/http.js';
+import { startTestApp, testDatabaseUrl, useTestApp } from './support/app.js';
+import { client } from './support/http.js';
 
 describe('health', () => {
-  let app: TestApp;
-  let api: Client;
-
-  beforeAll(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  afterAll(() => app.close());
+  const { api } = useTestApp();
 
   it('answers liveness without a token', async () => {
     const res = await api.get('/api/health');

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ModuleRole } from '../src/course-modules/module-role.js';
-import { startTestApp, type TestApp } from './support/app.js';
+import { startTestApp, useTestApp } from './support/app.js';
 import {
   assignRole,
   makeModule,
@@ -11,7 +11,6 @@ import {
   tokenFor,
   type UserRow,
 } from './support/factories.js';
-import { client, type Client } from './support/http.js';
 import {
   addAssignmentWithFile,
   failure,
@@ -23,16 +22,9 @@ import {
 const NO_ROWS = { modules: 0, user_module_roles: 0, assignments: 0, assignment_files: 0 };
 
 describe('module deletion', () => {
-  let app: TestApp;
-  let api: Client;
+  const { app, api } = useTestApp();
   let admin: UserRow;
   let adminToken: string;
-
-  beforeAll(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  afterAll(() => app.close());
   beforeEach(async () => {
     await app.reset();
     await rm(app.config.storageDir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { ModuleRole } from '../src/course-modules/module-role.js';
-import { startTestApp, type TestApp } from './support/app.js';
+import { useTestApp } from './support/app.js';
 import {
   assignRole,
   makeModule,
@@ -8,20 +8,12 @@ import {
   tokenFor,
   type UserRow,
 } from './support/factories.js';
-import { client, type Client } from './support/http.js';
 import { failure, moduleJson, PERMISSION_DENIED, userJson } from './modules-fixtures.js';
 
 describe('module reads', () => {
-  let app: TestApp;
-  let api: Client;
+  const { app, api } = useTestApp();
   let admin: UserRow;
   let adminToken: string;
-
-  beforeAll(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  afterAll(() => app.close());
   beforeEach(async () => {
     await app.reset();
     admin = await makeUser(app.dataSource, { admin: true });

@@ -1,5 +1,5 @@
 import { ModuleRole } from '../src/course-modules/module-role.js';
-import { startTestApp, type TestApp } from './support/app.js';
+import { useTestApp } from './support/app.js';
 import {
   assignRole,
   makeModule,
@@ -8,12 +8,10 @@ import {
   tokenFor,
   type UserRow,
 } from './support/factories.js';
-import { client, type Client } from './support/http.js';
 import { failure, ids, INVALID_SORT, PERMISSION_DENIED, roleOf, userJson } from './modules-fixtures.js';
 
 describe('module students', () => {
-  let app: TestApp;
-  let api: Client;
+  const { app, api } = useTestApp();
   let adminToken: string;
   let module: ModuleRow;
   let lecturer: UserRow;
@@ -21,12 +19,6 @@ describe('module students', () => {
   let tutor: UserRow;
   let students: UserRow[];
   let outsider: UserRow;
-
-  beforeAll(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  afterAll(() => app.close());
   beforeEach(async () => {
     await app.reset();
     adminToken = tokenFor(await makeUser(app.dataSource, { admin: true }));

@@ -1,6 +1,6 @@
-import { startTestApp, type TestApp } from './support/app.js';
+import { startTestApp, type TestApp, useTestApp } from './support/app.js';
 import { makeModule, makeUser, type ModuleRow, tokenFor, type UserRow } from './support/factories.js';
-import { client, type Client } from './support/http.js';
+import { client } from './support/http.js';
 import { failure, moduleJson, PERMISSION_DENIED } from './modules-fixtures.js';
 
 const CODE = 'Module code must be in format ABC123';
@@ -12,16 +12,9 @@ const CLASH = 'A module with this code already exists for this year';
 const valid = { code: 'CSC101', year: 2026, description: 'Intro', credits: 15 };
 
 describe('module create and edit', () => {
-  let app: TestApp;
-  let api: Client;
+  const { app, api } = useTestApp();
   let admin: UserRow;
   let adminToken: string;
-
-  beforeAll(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  afterAll(() => app.close());
   beforeEach(async () => {
     await app.reset();
     admin = await makeUser(app.dataSource, { admin: true });

@@ -1,5 +1,5 @@
-import { startTestApp, type TestApp } from './support/app.js';
-import { client, type Client } from './support/http.js';
+import { startTestApp, type TestApp, useTestApp } from './support/app.js';
+import { client } from './support/http.js';
 
 const API_CSP = "default-src 'none';base-uri 'none';form-action 'none';frame-ancestors 'none'";
 
@@ -24,14 +24,7 @@ function expectCommonHeaders(headers: Headers) {
 }
 
 describe('security headers', () => {
-  let app: TestApp;
-  let api: Client;
-
-  beforeAll(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  afterAll(() => app.close());
+  const { app, api } = useTestApp();
 
   it.each([
     ['a public route', 'GET', '/api/health', undefined],

@@ -2,25 +2,17 @@ import { mkdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AvatarFiles } from '../src/users/avatar-files.js';
 import { AvatarService } from '../src/users/avatar.service.js';
-import { startTestApp, type TestApp } from './support/app.js';
+import { useTestApp } from './support/app.js';
 import { makeUser, tokenFor, type UserRow } from './support/factories.js';
-import { client, type Client } from './support/http.js';
 import { abortedUpload, eventually, filesUnder, image, upload, uploadFile } from './users-helpers.js';
 
 const TWO_MIB = 2 * 1024 * 1024;
 
 describe('Users API: avatars', () => {
-  let app: TestApp;
-  let api: Client;
+  const { app, api } = useTestApp();
   let admin: UserRow;
   let token: string;
   let user: UserRow;
-
-  beforeAll(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  afterAll(() => app.close());
 
   beforeEach(async () => {
     await app.reset();

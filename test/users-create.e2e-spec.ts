@@ -1,22 +1,14 @@
-import { startTestApp, type TestApp } from './support/app.js';
+import { useTestApp } from './support/app.js';
 import { makeUser, tokenFor, type UserRow } from './support/factories.js';
-import { client, type Client } from './support/http.js';
 
 const PASSWORD_MESSAGE = 'Password must be 8-128 characters';
 const USERNAME_MESSAGE = "Username must be 3-64 characters of letters, digits, '.', '_' or '-'";
 const EMAIL_MESSAGE = 'Email must be a valid email address';
 
 describe('Users API: create and bulk create', () => {
-  let app: TestApp;
-  let api: Client;
+  const { app, api } = useTestApp();
   let admin: UserRow;
   let token: string;
-
-  beforeAll(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  afterAll(() => app.close());
 
   beforeEach(async () => {
     await app.reset();

@@ -1,18 +1,10 @@
-import { startTestApp, type TestApp } from './support/app.js';
+import { useTestApp } from './support/app.js';
 import { makeUser, tokenFor, type UserRow } from './support/factories.js';
-import { client, type Client } from './support/http.js';
 
 describe('GET /api/users', () => {
-  let app: TestApp;
-  let api: Client;
+  const { app, api } = useTestApp();
   let admin: UserRow;
   let token: string;
-
-  beforeAll(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  afterAll(() => app.close());
 
   beforeEach(async () => {
     await app.reset();

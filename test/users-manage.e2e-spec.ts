@@ -1,23 +1,15 @@
 import { ModuleRole } from '../src/course-modules/module-role.js';
-import { startTestApp, type TestApp } from './support/app.js';
+import { useTestApp } from './support/app.js';
 import { assignRole, makeModule, makeUser, tokenFor, type UserRow } from './support/factories.js';
-import { client, type Client } from './support/http.js';
 import { nextSecond } from './users-helpers.js';
 
 const PERMISSION_DENIED = 'You do not have permission to perform this action';
 
 describe('Users API: read, update, delete, modules of a user', () => {
-  let app: TestApp;
-  let api: Client;
+  const { app, api } = useTestApp();
   let admin: UserRow;
   let token: string;
   let user: UserRow;
-
-  beforeAll(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  afterAll(() => app.close());
 
   beforeEach(async () => {
     await app.reset();

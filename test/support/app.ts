@@ -6,6 +6,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { type RunningService, startService } from '../../src/app.js';
 import { type AppConfig, loadConfig } from '../../src/config/app-config.js';
 import { LoginThrottle } from '../../src/auth/login-throttle.js';
+import { client, type Client } from './http.js';
 
 export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
 
@@ -66,4 +67,37 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * One service for the enclosing `describe` (started in `beforeAll`, stopped in `afterAll`), with a client
+ * bound to it. Both handles may be captured at once; they resolve to the running service from the first hook on.
+ */
+export function useTestApp(overrides: Partial<AppConfig> = {}): { app: TestApp; api: Client } {
+  let started: TestApp | undefined;
+  const current = (): TestApp => {
+    if (!started) throw new Error('the test service is used before its beforeAll hook ran');
+    return started;
+  };
+  beforeAll(async () => {
+    started = await startTestApp(overrides);
+  });
+  afterAll(() => started?.close());
+  const app: TestApp = {
+    get service() {
+      return current().service;
+    },
+    get url() {
+      return current().url;
+    },
+    get dataSource() {
+      return current().dataSource;
+    },
+    get config() {
+      return current().config;
+    },
+    reset: () => current().reset(),
+    close: () => current().close(),
+  };
+  return { app, api: client(() => app.url) };
 }

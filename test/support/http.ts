@@ -37,15 +37,16 @@ export async function request<T = any>(
   return { status: response.status, headers: response.headers, body: parsed as T };
 }
 
-/** Binds {@link request} to one service. */
-export function client(baseUrl: string) {
+/** Binds {@link request} to one service (its URL, or a function giving it once the service runs). */
+export function client(service: string | (() => string)) {
+  const base = typeof service === 'string' ? () => service : service;
   return {
-    get: <T = any>(path: string, options?: RequestOptions) => request<T>(baseUrl, 'GET', path, options),
-    post: <T = any>(path: string, options?: RequestOptions) => request<T>(baseUrl, 'POST', path, options),
-    put: <T = any>(path: string, options?: RequestOptions) => request<T>(baseUrl, 'PUT', path, options),
-    delete: <T = any>(path: string, options?: RequestOptions) => request<T>(baseUrl, 'DELETE', path, options),
+    get: <T = any>(path: string, options?: RequestOptions) => request<T>(base(), 'GET', path, options),
+    post: <T = any>(path: string, options?: RequestOptions) => request<T>(base(), 'POST', path, options),
+    put: <T = any>(path: string, options?: RequestOptions) => request<T>(base(), 'PUT', path, options),
+    delete: <T = any>(path: string, options?: RequestOptions) => request<T>(base(), 'DELETE', path, options),
     request: <T = any>(method: string, path: string, options?: RequestOptions) =>
-      request<T>(baseUrl, method, path, options),
+      request<T>(base(), method, path, options),
   };
 }
 
