@@ -1,7 +1,8 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
 import { ValidationFailed } from './errors.js';
 
-const INT64_MAX = 2n ** 63n - 1n;
+/** The largest PostgreSQL `bigint`. */
+export const INT64_MAX = 2n ** 63n - 1n;
 
 /** Whether `value` is an integer id within PostgreSQL's `bigint` range (JSON numbers in bodies). */
 export function isInt64(value: unknown): value is number {

@@ -1,8 +1,7 @@
+import { INT64_MAX } from '../core/id.pipe.js';
 import { MODULE_NOT_FOUND_MESSAGE } from './module.errors.js';
 
 export const DUPLICATE_MODULE_ID_MESSAGE = 'Duplicate module ID';
-
-const INT64_MAX = 2n ** 63n - 1n;
 
 export interface BulkDeleteFailure {
   id: number;

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { type AuthUser } from '../core/decorators.js';
 import { PermissionDenied } from '../core/errors.js';
+import { INT64_MAX } from '../core/id.pipe.js';
 import { type UserSummary, type UserSummarySource, toUserSummary } from '../users/user.mapper.js';
 import { type UserListParams } from './list-params.js';
 import {
@@ -28,8 +29,6 @@ export interface UserPage<T> {
 export type RosterView = 'personnel' | 'students';
 
 type MemberRow = UserSummarySource & { role: ModuleRole };
-
-const INT64_MAX = 2n ** 63n - 1n;
 
 /** The named ids once each, in request order, as exact decimal strings. */
 function distinctIds(ids: readonly number[]): string[] {
@@ -96,17 +95,14 @@ export class PersonnelService {
     userIds: readonly number[],
     role: ModuleRole,
   ): Promise<number> {
-    const ids = distinctIds(userIds);
-    return this.dataSource.transaction(async (manager) => {
-      const viewer = await this.viewerOf(manager, moduleId, caller, true);
-      if (!canManageRole(viewer, role)) throw new PermissionDenied();
-      await this.requireUsers(manager, ids);
+    return this.changeRoles(moduleId, caller, userIds, role, async (manager, ids, viewer) => {
       const current = await manager.query<{ role: ModuleRole }[]>(
         `SELECT role FROM user_module_roles
          WHERE module_id = $1 AND user_id = ANY($2::bigint[]) AND role <> $3
          ORDER BY user_id FOR UPDATE`,
         [moduleId, ids, role],
       );
+      // A Lecturer may not change an existing Lecturer's role (403, after the users' existence).
       if (
         !mayReassign(
           viewer,
@@ -132,11 +128,7 @@ export class PersonnelService {
     userIds: readonly number[],
     role: ModuleRole,
   ): Promise<number> {
-    const ids = distinctIds(userIds);
-    return this.dataSource.transaction(async (manager) => {
-      const viewer = await this.viewerOf(manager, moduleId, caller, true);
-      if (!canManageRole(viewer, role)) throw new PermissionDenied();
-      await this.requireUsers(manager, ids);
+    return this.changeRoles(moduleId, caller, userIds, role, async (manager, ids) => {
       const [, removed] = await manager.query<[unknown[], number]>(
         `DELETE FROM user_module_roles WHERE module_id = $1 AND user_id = ANY($2::bigint[]) AND role = $3`,
         [moduleId, ids, role],
@@ -144,6 +136,27 @@ export class PersonnelService {
       // Throwing rolls the transaction back, so a partial removal never commits.
       if (removed !== ids.length) throw new RoleNotHeld();
       return removed;
+    });
+  }
+
+  /**
+   * The checks every personnel write makes, in the contract's order, inside one transaction: the module
+   * exists (404, locked), the caller may manage `role` (403), every named user exists (404, locked). `change`
+   * then runs with the distinct ids; throwing from it rolls everything back.
+   */
+  private changeRoles(
+    moduleId: string,
+    caller: AuthUser,
+    userIds: readonly number[],
+    role: ModuleRole,
+    change: (manager: EntityManager, ids: string[], viewer: ModuleViewer) => Promise<number>,
+  ): Promise<number> {
+    const ids = distinctIds(userIds);
+    return this.dataSource.transaction(async (manager) => {
+      const viewer = await this.viewerOf(manager, moduleId, caller, true);
+      if (!canManageRole(viewer, role)) throw new PermissionDenied();
+      await this.requireUsers(manager, ids);
+      return change(manager, ids, viewer);
     });
   }
 

@@ -6,12 +6,12 @@ import { type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module.js';
+import { INT64_MAX } from '../core/id.pipe.js';
 import { type AppConfig } from '../config/app-config.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9._-]+)*$/;
 /** A per-record folder name: a positive `bigint` id written canonically (`modules/12`, `avatars/7`). */
 const ID_FOLDER = /^[1-9][0-9]{0,18}$/;
-const INT64_MAX = 2n ** 63n - 1n;
 
 /**
  * Files on local disk under STORAGE_DIR, addressed by keys such as `modules/12/<uuid>` or `avatars/7/<uuid>`.
