@@ -5,7 +5,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startTestApp, type TestApp } from './support/app.js';
 import { DEFAULT_PASSWORD, makeModule, makeUser, tokenFor } from './support/factories.js';
 import { client } from './support/http.js';
-import { multipartBody } from './support/openapi-requests.js';
+import { multipartBody, TINY_PNG } from './support/openapi-requests.js';
 
 /** Debian's chromium (.ci/install-chromium.sh); never a browser that Playwright downloads. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -250,6 +250,19 @@ describe('Swagger UI in a real browser', () => {
     expect(read.status).toBe(200);
     expect(read.body.data.students.map((user: { username: string }) => user.username)).toEqual(['sjones']);
 
+    // Files from the page: the avatar upload offers a file chooser (multipart, format binary).
+    const avatar = await openOperation('put', '/api/users/{user_id}/avatar');
+    await avatar.locator('input[placeholder="user_id"]').fill(String(student.id));
+    await avatar
+      .locator('input[type="file"]')
+      .setInputFiles({ name: 'avatar.png', mimeType: 'image/png', buffer: TINY_PNG });
+    const uploaded = await execute('put', '/api/users/{user_id}/avatar');
+    expect(uploaded.status).toBe(200);
+    expect(uploaded.body.data).toMatchObject({
+      username: 'sjones',
+      avatar_url: `/api/users/${student.id}/avatar`,
+    });
+
     // 3. A reload keeps the page signed in.
     await page.waitForLoadState('networkidle');
     await page.reload();
@@ -277,7 +290,9 @@ describe('Swagger UI in a real browser', () => {
     await page.screenshot({
       path: CONSOLE_SCREENSHOT,
       fullPage: false,
+      // The curl command carries the token: blanked out in the picture.
       mask: [page.locator('.swagger-ui .curl-command')],
+      maskColor: '#333',
     });
     expect(problems).toEqual([]);
   });
