@@ -8,6 +8,7 @@ import {
   type OpenAPIObject,
   type OperationObject,
   type ParameterObject,
+  type SchemaObject,
   SwaggerModule,
 } from '@nestjs/swagger';
 import { type FastifyInstance, type FastifyReply } from 'fastify';
@@ -116,6 +117,21 @@ function addFailure(operation: OperationObject, status: number, messages: string
 }
 
 /**
+ * A multipart body declared as one binary file (a CSV import's "the file as the body or as the part `file`")
+ * becomes the form it is: an object whose part `file` is binary, which Swagger UI shows as a file chooser.
+ */
+function fileParts(content: Record<string, unknown>): void {
+  const media = content['multipart/form-data'] as { schema?: SchemaObject } | undefined;
+  const schema = media?.schema;
+  if (!schema || schema.type !== 'string' || schema.format !== 'binary') return;
+  media.schema = {
+    type: 'object',
+    required: ['file'],
+    properties: { file: { type: 'string', format: 'binary', description: 'The file, one part only.' } },
+  };
+}
+
+/**
  * The responses every route gets from the shared machinery rather than from its own code, added from what the
  * guards, pipes and framework really do so that no controller can forget them: bearer security with 401 (and the
  * admin 403) from the guard metadata, 400 for a path id, 400/413/415 for any body of a write method (Fastify
@@ -158,6 +174,7 @@ function completeOperations(document: OpenAPIObject, access: Map<string, Handler
         addFailure(operation, 413, ['Request body too large']);
         addFailure(operation, 415, ['Unsupported content type']);
       }
+      if (content) fileParts(content);
       addFailure(operation, 500, [handler?.failureMessage ?? INTERNAL_ERROR_MESSAGE]);
     }
   }
