@@ -28,14 +28,7 @@ import { TokenService } from './token.service.js';
     }),
   ],
   controllers: [AuthController],
-  providers: [
-    AuthService,
-    AdminBootstrap,
-    JwtStrategy,
-    LoginThrottle,
-    LoginThrottleGuard,
-    TokenService,
-  ],
+  providers: [AuthService, AdminBootstrap, JwtStrategy, LoginThrottle, LoginThrottleGuard, TokenService],
   exports: [TokenService],
 })
 export class AuthModule {}

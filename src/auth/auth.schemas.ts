@@ -13,4 +13,3 @@ export const SessionSchema = schema('Session', {
     user: UserSummarySchema,
   },
 });
-

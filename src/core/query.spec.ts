@@ -1,11 +1,5 @@
 import { ValidationFailed } from './errors.js';
-import {
-  INVALID_SORT_MESSAGE,
-  parseInt32,
-  parseSort,
-  QueryReader,
-  toPaging,
-} from './query.js';
+import { INVALID_SORT_MESSAGE, parseInt32, parseSort, QueryReader, toPaging } from './query.js';
 
 describe('parseInt32', () => {
   it.each([

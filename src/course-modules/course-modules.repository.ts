@@ -75,7 +75,11 @@ export class CourseModulesRepository {
   }
 
   /** Replaces every field and bumps `updated_at`; null when there is no such module. */
-  async replace(moduleId: string, values: ModuleValues, manager?: EntityManager): Promise<ModuleSource | null> {
+  async replace(
+    moduleId: string,
+    values: ModuleValues,
+    manager?: EntityManager,
+  ): Promise<ModuleSource | null> {
     // UPDATE … RETURNING comes back from TypeORM as [rows, affected].
     const [rows] = await this.run(manager).query<[ModuleSource[], number]>(
       `UPDATE modules SET code = $2, year = $3, description = $4, credits = $5, updated_at = now()

@@ -46,7 +46,8 @@ export class HealthController {
     },
   })
   async ready(): Promise<{ database: 'up' }> {
-    if (!(await this.health.databaseUp())) throw new AppError(503, 'Service unavailable', { database: 'down' });
+    if (!(await this.health.databaseUp()))
+      throw new AppError(503, 'Service unavailable', { database: 'down' });
     return { database: 'up' };
   }
 }

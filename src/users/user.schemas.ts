@@ -11,7 +11,15 @@ export const userSummaryProperties = {
   updated_at: timestamp,
   avatar_url: { type: 'string', nullable: true, example: '/api/users/1/avatar' },
 };
-export const userSummaryRequired = ['id', 'username', 'email', 'admin', 'created_at', 'updated_at', 'avatar_url'];
+export const userSummaryRequired = [
+  'id',
+  'username',
+  'email',
+  'admin',
+  'created_at',
+  'updated_at',
+  'avatar_url',
+];
 
 export const UserSummarySchema = schema('UserSummary', {
   type: 'object',

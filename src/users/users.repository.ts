@@ -204,7 +204,9 @@ export class UsersRepository {
     at: Date,
     manager?: EntityManager,
   ): Promise<(UserSummarySource & { previous: string | null }) | null> {
-    const [rows] = await this.run(manager).query<[(UserSummarySource & { previous: string | null })[], number]>(
+    const [rows] = await this.run(manager).query<
+      [(UserSummarySource & { previous: string | null })[], number]
+    >(
       `UPDATE users u SET avatar_key = $2, avatar_content_type = $3, updated_at = $4
        FROM (SELECT id, avatar_key FROM users WHERE id = $1 FOR UPDATE) previous
        WHERE u.id = previous.id

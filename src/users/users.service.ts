@@ -11,7 +11,12 @@ import { UserAccessCache } from './user-access.cache.js';
 import { listClashes, type NewUserIdentity } from './user-clashes.js';
 import { mapWithConcurrency } from './user-row.js';
 import { toUserSummary, type UserSummary } from './user.mapper.js';
-import { type NewUser, type UserChanges, USER_LIST_SORT_FIELDS, UsersRepository } from './users.repository.js';
+import {
+  type NewUser,
+  type UserChanges,
+  USER_LIST_SORT_FIELDS,
+  UsersRepository,
+} from './users.repository.js';
 import {
   CannotDeleteSelf,
   CannotDemoteSelf,
