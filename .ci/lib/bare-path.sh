@@ -1,4 +1,5 @@
-# Sourced by CI steps. bare_path DIR: fills DIR with links to Node, npm and a shell only, and prints it, for a
+# Sourced by CI steps. bare_path DIR: fills DIR with links to Node, npm, a shell and `locale` (which the
+# embedded PostgreSQL asks for the system's locales) only, and prints it, for a
 # PATH that holds no browser, no compiler (cc, g++, make) and no python3. (/usr/bin cannot be on such a PATH:
 # Debian's chromium and the compilers live there.) Shebangs still find /usr/bin/env by its absolute path.
 bare_path() {
@@ -6,7 +7,7 @@ bare_path() {
   node_bin=$(dirname "$(command -v node)")
   mkdir -p "$dir"
   for tool in node npm npx; do ln -sf "$(readlink -f "$node_bin/$tool")" "$dir/$tool"; done
-  for tool in sh bash; do ln -sf "$(readlink -f "$(command -v "$tool")")" "$dir/$tool"; done
+  for tool in sh bash locale; do ln -sf "$(readlink -f "$(command -v "$tool")")" "$dir/$tool"; done
   for tool in chromium cc gcc g++ c++ make python3; do
     if [ -e "$dir/$tool" ]; then
       echo "bare_path: $dir/$tool should not exist" >&2
