@@ -18,7 +18,7 @@ import { fileURLToPath, URL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 // The service's own argon2 profile (built by `npm run bench`), so a login costs what it costs in production.
-import { hashPassword } from '../dist/src/auth/argon2.js';
+import { hashPassword } from '../dist/src/users/argon2.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const RESULTS_DIR = path.join(BENCH_DIR, 'results');

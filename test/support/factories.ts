@@ -1,6 +1,6 @@
 import jwt, { type Algorithm } from 'jsonwebtoken';
 import { type DataSource } from 'typeorm';
-import { hashPassword } from '../../src/auth/argon2.js';
+import { hashPassword } from '../../src/users/argon2.js';
 import { type ModuleRole } from '../../src/course-modules/module-role.js';
 import { TEST_JWT_SECRET } from './app.js';
 
