@@ -6,14 +6,15 @@ import { startTestApp, type TestApp } from './support/app.js';
 import { DEFAULT_PASSWORD, makeModule, makeUser, tokenFor } from './support/factories.js';
 import { client } from './support/http.js';
 import { multipartBody, TINY_PNG } from './support/openapi-requests.js';
+import { chromiumRequirement, describeWhenAvailable } from './support/requires.js';
 
 /** Debian's chromium (.ci/install-chromium.sh); never a browser that Playwright downloads. */
-const CHROMIUM = '/usr/bin/chromium';
+const browser = chromiumRequirement();
 const SCREENSHOT = path.resolve('docs/images/swagger-ui.png');
 const TRY_PATH = '/api/modules';
 const CONSOLE_SCREENSHOT = path.resolve('docs/images/swagger-ui-console.png');
 
-describe('Swagger UI in a real browser', () => {
+describeWhenAvailable(browser, 'Swagger UI in a real browser', () => {
   let app: TestApp;
   let userDataDir: string;
   let context: BrowserContext;
@@ -27,7 +28,7 @@ describe('Swagger UI in a real browser', () => {
     app = await startTestApp();
     userDataDir = await mkdtemp(path.join(tmpdir(), 'mas-chromium-'));
     context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
+      executablePath: browser.found,
       headless: true,
       viewport: { width: 1280, height: 1000 },
       args: [

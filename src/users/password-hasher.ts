@@ -1,21 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import argon2 from 'argon2';
-
-// argon2id with OWASP's minimum profile (19 MiB, 2 passes); hashing runs on libuv's thread pool.
-const OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+import { hashPassword, verifyPassword } from './argon2.js';
 
 @Injectable()
 export class PasswordHasher {
   /** A hash of a random password, verified against when a username is unknown so timing matches. */
-  private readonly decoy: Promise<string> = argon2.hash(`decoy-${Math.random()}`, OPTIONS);
+  private readonly decoy: Promise<string> = hashPassword(`decoy-${Math.random()}`);
 
   hash(password: string): Promise<string> {
-    return argon2.hash(password, OPTIONS);
+    return hashPassword(password);
   }
 
   async verify(hash: string | undefined, password: string): Promise<boolean> {
     try {
-      return await argon2.verify(hash ?? (await this.decoy), password);
+      return await verifyPassword(hash ?? (await this.decoy), password);
     } catch {
       return false;
     }
