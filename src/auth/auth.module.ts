@@ -10,7 +10,10 @@ import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
 import { jwtKey } from './jwt-key.js';
 import { JwtStrategy } from './jwt.strategy.js';
-import { LoginThrottle } from './login-throttle.js';
+import { LoginThrottle, MemoryLoginThrottle } from './login-throttle.js';
+import { RedisLoginThrottle } from './login-throttle-redis.js';
+import { REDIS } from '../redis/redis.module.js';
+import { type Redis } from 'ioredis';
 import { LoginThrottleGuard } from './login-throttle.guard.js';
 import { PasswordHasher } from './password-hasher.js';
 import { TokenService } from './token.service.js';
@@ -35,7 +38,12 @@ import { UserAccessCache } from './user-access.cache.js';
     AuthService,
     AdminBootstrap,
     JwtStrategy,
-    LoginThrottle,
+    {
+      provide: LoginThrottle,
+      inject: [REDIS, APP_CONFIG],
+      useFactory: (redis: Redis | null, config: AppConfig) =>
+        redis ? new RedisLoginThrottle(redis, config.redisKeyPrefix) : new MemoryLoginThrottle(),
+    },
     LoginThrottleGuard,
     PasswordHasher,
     TokenService,

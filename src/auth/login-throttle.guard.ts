@@ -8,11 +8,11 @@ import { LoginThrottle } from './login-throttle.js';
 export class LoginThrottleGuard implements CanActivate {
   constructor(private readonly throttle: LoginThrottle) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const body = request.body as { username?: unknown } | null | undefined;
     const username = typeof body?.username === 'string' ? body.username : undefined;
-    if (this.throttle.isBlocked(username, request.ip)) throw new TooManyLoginAttempts();
+    if (await this.throttle.isBlocked(username, request.ip)) throw new TooManyLoginAttempts();
     return true;
   }
 }

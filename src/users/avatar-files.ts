@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -47,8 +46,8 @@ export class AvatarFiles implements OnApplicationBootstrap {
         for (const file of await this.storage.list(folder)) {
           const key = `${folder}/${file}`;
           if (key === current.get(name)) continue;
-          const { mtimeMs } = await stat(this.storage.pathOf(key));
-          if (now - mtimeMs < STRAY_AVATAR_GRACE_MS) continue;
+          const info = await this.storage.stat(key);
+          if (!info || now - info.modifiedAt < STRAY_AVATAR_GRACE_MS) continue;
           await this.storage.remove(key);
           removed.push(key);
         }

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { type Readable } from 'node:stream';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -68,20 +66,17 @@ export class AvatarService {
     >(`SELECT avatar_key, avatar_content_type FROM users WHERE id = $1`, [userId]);
     if (!row) throw new UserNotFound();
     if (!row.avatar_key || !row.avatar_content_type) throw new AvatarNotFound();
-    const path = this.storage.pathOf(row.avatar_key);
-    let size: number;
-    try {
-      size = (await stat(path)).size;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const key = row.avatar_key;
+    const file = await this.storage.stat(key);
+    if (!file) {
       this.logger.warn(`The avatar file of user ${userId} is missing from storage`);
       throw new AvatarNotFound();
     }
     return {
       contentType: row.avatar_content_type,
-      etag: `"${row.avatar_key.split('/').at(-1)}"`,
-      size,
-      open: () => createReadStream(path),
+      etag: `"${key.split('/').at(-1)}"`,
+      size: file.size,
+      open: () => this.storage.open(key),
     };
   }
 
