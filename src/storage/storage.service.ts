@@ -28,6 +28,7 @@ export class StorageService implements OnApplicationShutdown {
     this.store = createFileStore(config);
   }
 
+  /** Throws for a key outside the naming scheme (the async methods reject instead). */
   private check(key: string): string {
     if (!KEY_PATTERN.test(key) || key.split('/').includes('..'))
       throw new Error(`Invalid storage key ${key}`);
@@ -35,23 +36,27 @@ export class StorageService implements OnApplicationShutdown {
   }
 
   /** Stores `source` under `key` atomically; a failed write leaves nothing behind. */
-  write(key: string, source: Readable | Buffer): Promise<void> {
-    return this.store.write(this.check(key), source);
+  async write(key: string, source: Readable | Buffer): Promise<void> {
+    const checked = this.check(key);
+    return await this.store.write(checked, source);
   }
 
   /** Removes a file or a whole folder of keys (`modules/12`); missing ones are fine. */
-  remove(key: string): Promise<void> {
-    return this.store.remove(this.check(key));
+  async remove(key: string): Promise<void> {
+    const checked = this.check(key);
+    return await this.store.remove(checked);
   }
 
   /** The names directly under a folder key, or none when it does not exist. */
-  list(folder: string): Promise<string[]> {
-    return this.store.list(this.check(folder));
+  async list(folder: string): Promise<string[]> {
+    const checked = this.check(folder);
+    return await this.store.list(checked);
   }
 
   /** Size and modification time, or null when the file does not exist. */
-  stat(key: string): Promise<StoredFileInfo | null> {
-    return this.store.stat(this.check(key));
+  async stat(key: string): Promise<StoredFileInfo | null> {
+    const checked = this.check(key);
+    return await this.store.stat(checked);
   }
 
   /** The file's bytes as a stream. */
