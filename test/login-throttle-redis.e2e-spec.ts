@@ -60,7 +60,9 @@ withRedis('Login throttle in Redis (REDIS_URL), shared by two services', () => {
     const throttle = one.service.app.get(LoginThrottle);
     const other = two.service.app.get(LoginThrottle);
     await Promise.all(
-      Array.from({ length: 9 }, (_, i) => (i % 2 ? throttle : other).recordFailure('racer', '192.0.2.9')),
+      Array.from({ length: 9 }, async (_, i) => {
+        await (i % 2 ? throttle : other).recordFailure('racer', '192.0.2.9');
+      }),
     );
     expect(await throttle.isBlocked('racer', '192.0.2.10')).toBe(false);
     await other.recordFailure('racer', '192.0.2.11');
