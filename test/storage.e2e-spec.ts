@@ -9,8 +9,8 @@ import { StorageService } from '../src/storage/storage.service.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { makeModule, makeUser, tokenFor, type UserRow } from './support/factories.js';
 import { startTestS3, type TestS3 } from './support/s3.js';
-import { image, uploadFile } from './users-helpers.js';
-import { addAssignmentWithFile } from './modules-fixtures.js';
+import { image, uploadFile } from './support/users-helpers.js';
+import { addAssignmentWithFile } from './support/modules-fixtures.js';
 
 /** Every file key in the store, found through the interface only (so it means the same for both kinds). */
 async function allKeys(storage: StorageService, folder: string): Promise<string[]> {

@@ -1,10 +1,9 @@
 import { Module } from '@nestjs/common';
 import { JwtModule } from '@nestjs/jwt';
 import { PassportModule } from '@nestjs/passport';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG } from '../config/config.module.js';
 import { type AppConfig } from '../config/app-config.js';
-import { User } from '../users/user.entity.js';
+import { UsersModule } from '../users/users.module.js';
 import { AdminBootstrap } from './admin-bootstrap.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
@@ -15,13 +14,11 @@ import { RedisLoginThrottle } from './login-throttle-redis.js';
 import { REDIS } from '../redis/redis.module.js';
 import { type Redis } from 'ioredis';
 import { LoginThrottleGuard } from './login-throttle.guard.js';
-import { PasswordHasher } from './password-hasher.js';
 import { TokenService } from './token.service.js';
-import { UserAccessCache } from './user-access.cache.js';
 
 @Module({
   imports: [
-    TypeOrmModule.forFeature([User]),
+    UsersModule,
     PassportModule,
     JwtModule.registerAsync({
       inject: [APP_CONFIG],
@@ -45,10 +42,8 @@ import { UserAccessCache } from './user-access.cache.js';
         redis ? new RedisLoginThrottle(redis, config.redisKeyPrefix) : new MemoryLoginThrottle(),
     },
     LoginThrottleGuard,
-    PasswordHasher,
     TokenService,
-    UserAccessCache,
   ],
-  exports: [PasswordHasher, TokenService, UserAccessCache],
+  exports: [TokenService],
 })
 export class AuthModule {}

@@ -20,6 +20,9 @@ export interface AppConfig {
   adminEmail: string;
   adminPassword: string | undefined;
   swaggerEnabled: boolean;
+  /** Unset: no metrics are served. Otherwise Prometheus metrics on this port of `metricsHost`, apart from the API. */
+  metricsPort: number | undefined;
+  metricsHost: string;
   /** Set: failed-login counters live in Redis, shared by every replica. Unset: in this process. */
   redisUrl: string | undefined;
   /** Prefix of every Redis key the service writes (several deployments may share one Redis). */
@@ -136,6 +139,12 @@ export function loadConfig(env: Env): AppConfig {
     }
   }
 
+  // Off unless set; 0 picks a free port (tests).
+  const metricsPort =
+    read(env, 'METRICS_PORT') === undefined ? undefined : int(env, 'METRICS_PORT', 0, 0, 65535);
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === int(env, 'PORT', 3000, 0, 65535)) {
+    throw new ConfigError('METRICS_PORT', 'must differ from PORT: metrics are served apart from the API');
+  }
   const redisUrl = read(env, 'REDIS_URL');
   if (redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) {
     throw new ConfigError('REDIS_URL', 'must be a URL such as redis://host:6379/0 or rediss://host:6380');
@@ -162,6 +171,8 @@ export function loadConfig(env: Env): AppConfig {
     adminEmail,
     adminPassword,
     swaggerEnabled: bool(env, 'SWAGGER_ENABLED', true),
+    metricsPort,
+    metricsHost: read(env, 'METRICS_HOST') ?? read(env, 'HOST') ?? '0.0.0.0',
     redisUrl,
     redisKeyPrefix,
     s3: loadS3Settings(env),

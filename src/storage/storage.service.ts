@@ -1,7 +1,7 @@
 import { type Readable } from 'node:stream';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module.js';
-import { INT64_MAX } from '../core/id.pipe.js';
+import { INT64_MAX } from '../core/ids.js';
 import { type AppConfig } from '../config/app-config.js';
 import { type FileStore, type StoredFileInfo } from './file-store.js';
 import { LocalFileStore } from './local-file-store.js';
