@@ -27,7 +27,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['test/**/*.ts', 'src/**/*.spec.ts', 'bench/**'],
+    files: ['test/**/*.ts', 'src/**/*.spec.ts', 'bench/**', 'test/scale/**'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',

@@ -8,6 +8,7 @@ import { CoreModule } from './core/core.module.js';
 import { CourseModulesModule } from './course-modules/course-modules.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './core/metrics.js';
+import { RedisModule } from './redis/redis.module.js';
 import { StorageModule } from './storage/storage.module.js';
 import { UsersModule } from './users/users.module.js';
 
@@ -30,6 +31,7 @@ export class AppModule {
         }),
         CoreModule,
         MetricsModule,
+        RedisModule,
         StorageModule,
         AuthModule,
         HealthModule,

@@ -9,7 +9,10 @@ import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
 import { jwtKey } from './jwt-key.js';
 import { JwtStrategy } from './jwt.strategy.js';
-import { LoginThrottle } from './login-throttle.js';
+import { LoginThrottle, MemoryLoginThrottle } from './login-throttle.js';
+import { RedisLoginThrottle } from './login-throttle-redis.js';
+import { REDIS } from '../redis/redis.module.js';
+import { type Redis } from 'ioredis';
 import { LoginThrottleGuard } from './login-throttle.guard.js';
 import { TokenService } from './token.service.js';
 
@@ -28,7 +31,19 @@ import { TokenService } from './token.service.js';
     }),
   ],
   controllers: [AuthController],
-  providers: [AuthService, AdminBootstrap, JwtStrategy, LoginThrottle, LoginThrottleGuard, TokenService],
+  providers: [
+    AuthService,
+    AdminBootstrap,
+    JwtStrategy,
+    {
+      provide: LoginThrottle,
+      inject: [REDIS, APP_CONFIG],
+      useFactory: (redis: Redis | null, config: AppConfig) =>
+        redis ? new RedisLoginThrottle(redis, config.redisKeyPrefix) : new MemoryLoginThrottle(),
+    },
+    LoginThrottleGuard,
+    TokenService,
+  ],
   exports: [TokenService],
 })
 export class AuthModule {}

@@ -30,7 +30,7 @@ export class AuthService {
     // An unknown username is verified against a decoy hash, so both failures take the same time.
     const valid = await this.hasher.verify(user?.passwordHash, password);
     if (!user || !valid) {
-      this.throttle.recordFailure(username, clientIp);
+      await this.throttle.recordFailure(username, clientIp);
       throw new InvalidCredentials();
     }
     return { ...this.tokens.issue(user), user: toUserSummary(user) };

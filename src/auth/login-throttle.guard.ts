@@ -12,11 +12,11 @@ export class LoginThrottleGuard implements CanActivate {
     private readonly metrics: Metrics,
   ) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const body = request.body as { username?: unknown } | null | undefined;
     const username = typeof body?.username === 'string' ? body.username : undefined;
-    if (this.throttle.isBlocked(username, request.ip)) {
+    if (await this.throttle.isBlocked(username, request.ip)) {
       this.metrics.loginThrottled();
       throw new TooManyLoginAttempts();
     }

@@ -1,10 +1,10 @@
-import { LoginThrottle } from './login-throttle.js';
+import { MemoryLoginThrottle } from './login-throttle.js';
 
-describe(LoginThrottle.name, () => {
+describe(MemoryLoginThrottle.name, () => {
   const t0 = 1_000_000;
 
   it('blocks a username after 10 failures within 60 s, case-insensitively, until the window passes', () => {
-    const throttle = new LoginThrottle();
+    const throttle = new MemoryLoginThrottle();
     for (let i = 0; i < 10; i++) {
       expect(throttle.isBlocked('Jane', `10.0.0.${i}`, t0 + i)).toBe(false);
       throttle.recordFailure('Jane', `10.0.0.${i}`, t0 + i);
@@ -15,7 +15,7 @@ describe(LoginThrottle.name, () => {
   });
 
   it('blocks a client address after 10 failures across usernames', () => {
-    const throttle = new LoginThrottle();
+    const throttle = new MemoryLoginThrottle();
     for (let i = 0; i < 10; i++) throttle.recordFailure(`user${i}`, '10.0.0.1', t0);
     expect(throttle.isBlocked('anyone', '10.0.0.1', t0 + 1)).toBe(true);
     expect(throttle.isBlocked(undefined, '10.0.0.1', t0 + 1)).toBe(true);
@@ -23,7 +23,7 @@ describe(LoginThrottle.name, () => {
   });
 
   it('forgets failures older than the window', () => {
-    const throttle = new LoginThrottle();
+    const throttle = new MemoryLoginThrottle();
     for (let i = 0; i < 9; i++) throttle.recordFailure('jane', '10.0.0.1', t0);
     throttle.recordFailure('jane', '10.0.0.1', t0 + 61_000);
     expect(throttle.isBlocked('jane', '10.0.0.1', t0 + 61_001)).toBe(false);

@@ -1,14 +1,23 @@
-import { Injectable } from '@nestjs/common';
-
 const WINDOW_MS = 60_000;
 const MAX_FAILURES = 10;
 
+export const LOGIN_THROTTLE_RULES = { windowMs: WINDOW_MS, maxFailures: MAX_FAILURES } as const;
+
 /**
- * Counts failed logins per username and per client address. @nestjs/throttler counts every request; the
- * contract counts only failures (401s) and then refuses every attempt for that key until the window passes.
+ * Counts failed logins per username and per client address: after 10 failures within 60 s for either,
+ * every attempt for it is refused until the window passes. @nestjs/throttler counts every request; the
+ * contract counts only failures (401s). In this process ({@link MemoryLoginThrottle}) or, with REDIS_URL,
+ * shared by every replica (RedisLoginThrottle in login-throttle-redis.ts).
  */
-@Injectable()
-export class LoginThrottle {
+export abstract class LoginThrottle {
+  abstract isBlocked(username: string | undefined, ip: string): boolean | Promise<boolean>;
+  abstract recordFailure(username: string, ip: string): void | Promise<void>;
+  /** Forgets every failure (used between e2e tests that share one process). */
+  abstract reset(): void | Promise<void>;
+}
+
+/** The counters of one process (no REDIS_URL): each replica counts only the failures it saw. */
+export class MemoryLoginThrottle extends LoginThrottle {
   private readonly failures = new Map<string, number[]>();
 
   private recent(key: string, now: number): number[] {
@@ -26,7 +35,6 @@ export class LoginThrottle {
     return this.keys(username, ip).some((key) => this.recent(key, now).length >= MAX_FAILURES);
   }
 
-  /** Forgets every failure (used between e2e tests that share one process). */
   reset(): void {
     this.failures.clear();
   }

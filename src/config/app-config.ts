@@ -23,6 +23,21 @@ export interface AppConfig {
   /** Unset: no metrics are served. Otherwise Prometheus metrics on this port of `metricsHost`, apart from the API. */
   metricsPort: number | undefined;
   metricsHost: string;
+  /** Set: failed-login counters live in Redis, shared by every replica. Unset: in this process. */
+  redisUrl: string | undefined;
+  /** Prefix of every Redis key the service writes (several deployments may share one Redis). */
+  redisKeyPrefix: string;
+  /** Set: files live in this S3 bucket. Unset: under `storageDir`. */
+  s3: S3Settings | undefined;
+}
+
+/** S3-compatible object storage; credentials come from the AWS SDK's default chain (env, profile, IRSA…). */
+export interface S3Settings {
+  bucket: string;
+  /** Unset: AWS itself. Set for MinIO, Ceph, R2 and the like. */
+  endpoint: string | undefined;
+  region: string;
+  forcePathStyle: boolean;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -164,6 +179,14 @@ export function loadConfig(env: Env): AppConfig {
   if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === int(env, 'PORT', 3000, 0, 65535)) {
     throw new ConfigError('METRICS_PORT', 'must differ from PORT: metrics are served apart from the API');
   }
+  const redisUrl = read(env, 'REDIS_URL');
+  if (redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) {
+    throw new ConfigError('REDIS_URL', 'must be a URL such as redis://host:6379/0 or rediss://host:6380');
+  }
+  const redisKeyPrefix = read(env, 'REDIS_KEY_PREFIX') ?? 'mas:';
+  if (!/^[A-Za-z0-9:._-]{1,64}$/.test(redisKeyPrefix)) {
+    throw new ConfigError('REDIS_KEY_PREFIX', "must be 1-64 letters, digits, ':', '.', '_' or '-'");
+  }
 
   return {
     nodeEnv,
@@ -184,5 +207,34 @@ export function loadConfig(env: Env): AppConfig {
     swaggerEnabled: bool(env, 'SWAGGER_ENABLED', true),
     metricsPort,
     metricsHost: read(env, 'METRICS_HOST') ?? read(env, 'HOST') ?? '0.0.0.0',
+    redisUrl,
+    redisKeyPrefix,
+    s3: loadS3Settings(env),
   };
+}
+
+function loadS3Settings(env: Env): S3Settings | undefined {
+  const bucket = read(env, 'STORAGE_S3_BUCKET');
+  const others = ['STORAGE_S3_ENDPOINT', 'STORAGE_S3_REGION', 'STORAGE_S3_FORCE_PATH_STYLE'];
+  if (bucket === undefined) {
+    const stray = others.find((name) => read(env, name) !== undefined);
+    if (stray) throw new ConfigError(stray, 'needs STORAGE_S3_BUCKET to be set too');
+    return undefined;
+  }
+  // S3's bucket naming rules (3-63 lower-case letters, digits, dots and hyphens).
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    throw new ConfigError(
+      'STORAGE_S3_BUCKET',
+      'must be a bucket name (3-63 lower-case letters, digits, . or -)',
+    );
+  }
+  const endpoint = read(env, 'STORAGE_S3_ENDPOINT');
+  if (endpoint !== undefined && !/^https?:\/\/[^/\s]+\/?$/.test(endpoint)) {
+    throw new ConfigError('STORAGE_S3_ENDPOINT', 'must be a URL such as https://s3.example.edu:9000');
+  }
+  const region = read(env, 'STORAGE_S3_REGION') ?? 'us-east-1';
+  if (!/^[a-z0-9-]{1,32}$/.test(region)) {
+    throw new ConfigError('STORAGE_S3_REGION', 'must be a region name such as eu-west-1');
+  }
+  return { bucket, endpoint, region, forcePathStyle: bool(env, 'STORAGE_S3_FORCE_PATH_STYLE', false) };
 }

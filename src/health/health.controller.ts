@@ -9,8 +9,18 @@ const DATABASE_STATUS = {
   type: 'object',
   required: ['database'],
   additionalProperties: false,
-  properties: { database: { type: 'string', enum: ['up', 'down'] } },
+  properties: {
+    database: { type: 'string', enum: ['up', 'down'] },
+    redis: {
+      type: 'string',
+      enum: ['up', 'down'],
+      description: 'Only when REDIS_URL is set. Down does not fail readiness: the login throttle fails open.',
+    },
+  },
 };
+
+type Status = 'up' | 'down';
+type Readiness = { database: Status; redis?: Status };
 
 /** Kubernetes probes: liveness never touches the database; readiness pings it with a short timeout. */
 @Public()
@@ -45,9 +55,11 @@ export class HealthController {
       },
     },
   })
-  async ready(): Promise<{ database: 'up' }> {
-    if (!(await this.health.databaseUp()))
-      throw new AppError(503, 'Service unavailable', { database: 'down' });
-    return { database: 'up' };
+  async ready(): Promise<Readiness> {
+    const [database, redis] = await Promise.all([this.health.databaseUp(), this.health.redisUp()]);
+    const status: Readiness = { database: database ? 'up' : 'down' };
+    if (redis !== undefined) status.redis = redis ? 'up' : 'down';
+    if (!database) throw new AppError(503, 'Service unavailable', status);
+    return status;
   }
 }

@@ -1,68 +1,67 @@
-import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module.js';
 import { INT64_MAX } from '../core/ids.js';
 import { type AppConfig } from '../config/app-config.js';
+import { type FileStore, type StoredFileInfo } from './file-store.js';
+import { LocalFileStore } from './local-file-store.js';
+import { S3FileStore } from './s3-file-store.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9._-]+)*$/;
 /** A per-record folder name: a positive `bigint` id written canonically (`modules/12`, `avatars/7`). */
 const ID_FOLDER = /^[1-9][0-9]{0,18}$/;
 
+/** The file store the settings choose: an S3 bucket when STORAGE_S3_BUCKET is set, else STORAGE_DIR. */
+export function createFileStore(config: Pick<AppConfig, 's3' | 'storageDir'>): FileStore {
+  return config.s3 ? new S3FileStore(config.s3) : new LocalFileStore(config.storageDir);
+}
+
 /**
- * Files on local disk under STORAGE_DIR, addressed by keys such as `modules/12/<uuid>` or `avatars/7/<uuid>`.
- * Writes go to a temporary file first and are renamed into place, so a reader never sees a partial file.
+ * Files addressed by keys such as `modules/12/<uuid>` or `avatars/7/<uuid>`, in whichever {@link FileStore}
+ * the settings choose. Keys are made by the service, never taken from a client; each is checked here.
  */
 @Injectable()
-export class StorageService {
-  readonly root: string;
-  private readonly tmpDir: string;
+export class StorageService implements OnApplicationShutdown {
+  readonly store: FileStore;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.root = config.storageDir;
-    this.tmpDir = path.join(this.root, '.tmp');
+    this.store = createFileStore(config);
   }
 
-  /** The absolute path of a key; keys are made by the service, never taken from a client. */
-  pathOf(key: string): string {
+  /** Throws for a key outside the naming scheme (the async methods reject instead). */
+  private check(key: string): string {
     if (!KEY_PATTERN.test(key) || key.split('/').includes('..'))
       throw new Error(`Invalid storage key ${key}`);
-    return path.join(this.root, key);
+    return key;
   }
 
-  /** Streams `source` into `key` atomically; on any error the partial temporary file is removed. */
+  /** Stores `source` under `key` atomically; a failed write leaves nothing behind. */
   async write(key: string, source: Readable | Buffer): Promise<void> {
-    const target = this.pathOf(key);
-    await mkdir(this.tmpDir, { recursive: true });
-    await mkdir(path.dirname(target), { recursive: true });
-    const temporary = path.join(this.tmpDir, randomUUID());
-    try {
-      if (Buffer.isBuffer(source)) await writeFile(temporary, source, { mode: 0o640 });
-      else await pipeline(source, createWriteStream(temporary, { mode: 0o640 }));
-      await rename(temporary, target);
-    } catch (error) {
-      await rm(temporary, { force: true });
-      throw error;
-    }
+    const checked = this.check(key);
+    return await this.store.write(checked, source);
   }
 
   /** Removes a file or a whole folder of keys (`modules/12`); missing ones are fine. */
   async remove(key: string): Promise<void> {
-    await rm(this.pathOf(key), { recursive: true, force: true });
+    const checked = this.check(key);
+    return await this.store.remove(checked);
   }
 
   /** The names directly under a folder key, or none when it does not exist. */
   async list(folder: string): Promise<string[]> {
-    try {
-      return await readdir(this.pathOf(folder));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw error;
-    }
+    const checked = this.check(folder);
+    return await this.store.list(checked);
+  }
+
+  /** Size and modification time, or null when the file does not exist. */
+  async stat(key: string): Promise<StoredFileInfo | null> {
+    const checked = this.check(key);
+    return await this.store.stat(checked);
+  }
+
+  /** The file's bytes as a stream. */
+  open(key: string): Readable {
+    return this.store.open(this.check(key));
   }
 
   /**
@@ -77,7 +76,11 @@ export class StorageService {
   }
 
   /** Removes temporary files left by writes a crash interrupted. */
-  async clearTemporary(): Promise<void> {
-    await rm(this.tmpDir, { recursive: true, force: true });
+  clearTemporary(): Promise<void> {
+    return this.store.clearTemporary();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.store.close();
   }
 }

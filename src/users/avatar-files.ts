@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { StorageService } from '../storage/storage.service.js';
 import { UsersRepository } from './users.repository.js';
@@ -42,8 +41,8 @@ export class AvatarFiles implements OnApplicationBootstrap {
         for (const file of await this.storage.list(folder)) {
           const key = `${folder}/${file}`;
           if (key === current.get(name)) continue;
-          const { mtimeMs } = await stat(this.storage.pathOf(key));
-          if (now - mtimeMs < STRAY_AVATAR_GRACE_MS) continue;
+          const info = await this.storage.stat(key);
+          if (!info || now - info.modifiedAt < STRAY_AVATAR_GRACE_MS) continue;
           await this.storage.remove(key);
           removed.push(key);
         }

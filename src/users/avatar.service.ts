@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { type Readable } from 'node:stream';
 import { Injectable, Logger } from '@nestjs/common';
 import { type Multipart } from '@fastify/multipart';
@@ -57,20 +55,17 @@ export class AvatarService {
     const row = await this.users.avatarOf(userId);
     if (!row) throw new UserNotFound();
     if (!row.avatarKey || !row.avatarContentType) throw new AvatarNotFound();
-    const path = this.storage.pathOf(row.avatarKey);
-    let size: number;
-    try {
-      size = (await stat(path)).size;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const key = row.avatarKey;
+    const file = await this.storage.stat(key);
+    if (!file) {
       this.logger.warn(`The avatar file of user ${userId} is missing from storage`);
       throw new AvatarNotFound();
     }
     return {
       contentType: row.avatarContentType,
-      etag: `"${row.avatarKey.split('/').at(-1)}"`,
-      size,
-      open: () => createReadStream(path),
+      etag: `"${key.split('/').at(-1)}"`,
+      size: file.size,
+      open: () => this.storage.open(key),
     };
   }
 

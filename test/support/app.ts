@@ -60,7 +60,7 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<
       await dataSource.query(
         `TRUNCATE assignment_files, assignments, user_module_roles, modules, users CASCADE`,
       );
-      service.app.get(LoginThrottle).reset();
+      await service.app.get(LoginThrottle).reset();
     },
     async close() {
       await service.close();
