@@ -21,6 +21,10 @@ export interface DemoOptions {
   scale: number;
   /** The one password of every generated user, hashed once by the caller (one argon2 run, not thousands). */
   passwordHash: string;
+  /** Users at another scale than the modules (the benchmark's scale curve grows the modules alone). */
+  usersScale?: number;
+  /** False: users and modules only, no role rows. */
+  withRoles?: boolean;
   /** Where avatars go (STORAGE_DIR); none are written when unset. */
   storageDir?: string;
   /** Called after each step with the fraction done and the step's name. */
@@ -123,8 +127,8 @@ const LAST_NAMES = [
 const AVATARS_MAX = 100;
 
 /** Sizes at a scale: exported so the benchmark can name the measured records. */
-export function demoSizes(scale: number) {
-  const users = Math.round(1000 * scale);
+export function demoSizes(scale: number, usersScale = scale) {
+  const users = Math.round(1000 * usersScale);
   const modules = Math.round(2000 * scale);
   const lecturers = Math.max(20, Math.round(users * 0.05));
   const assistants = Math.max(1, Math.round(users * 0.04));
@@ -168,7 +172,7 @@ const MODULES_SQL = `
   FROM generate_series(0, $1::int - 1) g`;
 
 export async function seedDemoData(dataSource: DataSource, options: DemoOptions): Promise<DemoResult> {
-  const size = demoSizes(options.scale);
+  const size = demoSizes(options.scale, options.usersScale);
   const progress = options.progress ?? (() => undefined);
   const latestYear = new Date().getUTCFullYear();
   const peopleParams = [
@@ -219,6 +223,7 @@ export async function seedDemoData(dataSource: DataSource, options: DemoOptions)
        ON CONFLICT DO NOTHING`,
       moduleParams,
     );
+    if (options.withRoles === false) return { users, modules, roles: 0 };
     progress(0.35, 'people and modules by number');
     // Number → id maps for the role statements, through the unique indexes.
     await manager.query(
