@@ -1,6 +1,7 @@
 import { type DataSource } from 'typeorm';
 import { CourseModulesService } from './course-modules.service.js';
 import { type ModuleFiles } from './module-files.js';
+import { ModuleTotals } from './module-totals.js';
 
 /** A data source that records each statement and answers like PostgreSQL would through TypeORM. */
 function recordingDataSource(existing: string[]) {
@@ -37,7 +38,9 @@ describe(CourseModulesService.name, () => {
     for (const requested of [[1], existing.map(Number).concat([5000, 1])]) {
       const { dataSource, statements } = recordingDataSource(existing);
       const storage = files();
-      const result = await new CourseModulesService(dataSource, storage.fake).bulkRemove(requested);
+      const result = await new CourseModulesService(dataSource, storage.fake, new ModuleTotals()).bulkRemove(
+        requested,
+      );
       expect(statements.map((s) => s.sql.split(' WHERE')[0])).toEqual([
         'SELECT m.id::text AS id FROM modules m',
         'DELETE FROM assignment_files',
@@ -57,7 +60,9 @@ describe(CourseModulesService.name, () => {
   it('stops after the locking read when no module exists', async () => {
     const { dataSource, statements } = recordingDataSource([]);
     const storage = files();
-    const result = await new CourseModulesService(dataSource, storage.fake).bulkRemove([7, 8]);
+    const result = await new CourseModulesService(dataSource, storage.fake, new ModuleTotals()).bulkRemove([
+      7, 8,
+    ]);
     expect(statements).toHaveLength(1);
     expect(result.failed).toHaveLength(2);
     expect(storage.removed).toEqual([[[], []]]);
@@ -65,7 +70,9 @@ describe(CourseModulesService.name, () => {
 
   it('does not touch the database for ids that cannot exist', async () => {
     const { dataSource, statements } = recordingDataSource(['1']);
-    const result = await new CourseModulesService(dataSource, files().fake).bulkRemove([0, -3]);
+    const result = await new CourseModulesService(dataSource, files().fake, new ModuleTotals()).bulkRemove([
+      0, -3,
+    ]);
     expect(statements).toHaveLength(0);
     expect(result).toEqual({
       deleted: 0,

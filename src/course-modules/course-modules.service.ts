@@ -25,8 +25,8 @@ import {
   moduleListQuery,
   MY_MODULES_SQL,
   type PageRow,
-  splitPage,
 } from './module-queries.js';
+import { ModuleTotals, totalsKey } from './module-totals.js';
 import { type ModuleRole } from './module-role.js';
 
 export const PERSONNEL_FAILURE_MESSAGE = 'Failed to retrieve assigned personnel';
@@ -55,18 +55,29 @@ export class CourseModulesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly files: ModuleFiles,
+    private readonly totals: ModuleTotals,
   ) {}
 
-  /** Admins see every module; others only those where they hold a role (decided in the SQL). */
+  /**
+   * Admins see every module; others only those where they hold a role (decided in the SQL). An admin list's
+   * total comes from `module_stats` or from this process's {@link ModuleTotals}, counted again only after a
+   * write to `modules`.
+   */
   async list(viewer: AuthUser, filter: Omit<ModuleListFilter, 'memberId'>): Promise<ModuleList> {
-    const { sql, params } = moduleListQuery({ ...filter, memberId: viewer.admin ? undefined : viewer.id });
-    const rows = await this.dataSource.query<PageRow<ModuleSource>[]>(sql, params);
-    const { items, total } = splitPage(rows);
+    const memberId = viewer.admin ? undefined : viewer.id;
+    const key = totalsKey({ ...filter, memberId });
+    const known = key === undefined ? undefined : this.totals.get(key);
+    const { sql, params } = moduleListQuery({ ...filter, memberId, knownVersion: known?.version });
+    const rows = await this.dataSource.query<PageRow<ModuleSource & { version?: number }>[]>(sql, params);
+    const counted = rows[0]?.total ?? null;
+    if (key !== undefined && counted !== null)
+      this.totals.set(key, { version: rows[0].version!, total: counted });
+    const items = rows.filter((row) => row.id !== null);
     return {
       modules: items.map(toModuleResponse),
       page: filter.paging.page,
       per_page: filter.paging.perPage,
-      total,
+      total: counted ?? known?.total ?? 0,
     };
   }
 

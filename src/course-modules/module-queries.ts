@@ -66,8 +66,19 @@ export interface ModuleListFilter {
   year?: number;
   sort: SortKey[];
   paging: Paging;
+  /**
+   * Admin lists: the `module_stats` version at which this filter's total is already known (see
+   * module-totals.ts); the statement then counts nothing unless the version has moved.
+   */
+  knownVersion?: number;
 }
 
+/**
+ * Non-admins: the page and the count of their own modules (a few rows each). Admins: the page, an index walk,
+ * beside `module_stats`: the unfiltered total is its `total`; a filtered one is counted only when `version`
+ * differs from `knownVersion` (the count is an uncorrelated subquery, evaluated only when CASE needs it), and
+ * is null otherwise. Every admin row carries `version`.
+ */
 export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
   const params = new SqlParams();
   const conditions: string[] = [];
@@ -82,14 +93,26 @@ export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
   }
   if (filter.code) conditions.push(`m.code ILIKE ${params.add(containsPattern(filter.code))}`);
   if (filter.year !== undefined) conditions.push(`m.year = ${params.add(filter.year)}`);
-  const sql = pageWithTotal(
-    params,
-    'FROM modules m',
-    whereClause(conditions),
-    MODULE_COLUMNS,
-    orderByClause(filter.sort, 'm.id'),
-    filter.paging,
-  );
+  const where = whereClause(conditions);
+  const orderBy = orderByClause(filter.sort, 'm.id');
+  if (filter.memberId !== undefined) {
+    const sql = pageWithTotal(params, 'FROM modules m', where, MODULE_COLUMNS, orderBy, filter.paging);
+    return { sql, params: params.values };
+  }
+  const total =
+    conditions.length === 0
+      ? 's.total'
+      : `CASE WHEN s.version = ${params.add(filter.knownVersion ?? -1)} THEN NULL
+              ELSE (SELECT count(*) FROM modules m ${where}) END`;
+  const sql = `SELECT s.version, ${total} AS total, page.*
+  FROM module_stats s
+  LEFT JOIN LATERAL (
+    SELECT ${MODULE_COLUMNS}
+    FROM modules m
+    ${where}
+    ORDER BY ${orderBy}
+    LIMIT ${params.add(filter.paging.perPage)} OFFSET ${params.add(filter.paging.offset)}
+  ) page ON true`;
   return { sql, params: params.values };
 }
 
