@@ -18,7 +18,10 @@ import { clearTimeout, setTimeout } from 'node:timers';
 import { fileURLToPath, URL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { DEMO_COMMON_WORD as COMMON_WORD, DEMO_RARE_WORD as RARE_WORD } from '../dist/src/database/demo-data.js';
+import {
+  DEMO_COMMON_WORD as COMMON_WORD,
+  DEMO_RARE_WORD as RARE_WORD,
+} from '../dist/src/database/demo-data.js';
 import { curveTable, ratioChart, resultTable } from './report.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
