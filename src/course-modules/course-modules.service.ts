@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { type AuthUser } from '../core/decorators.js';
 import { InternalFailure, PermissionDenied } from '../core/errors.js';
-import { type UserSummarySource } from '../users/user.mapper.js';
+import { JsonText } from '../core/json-text.js';
 import { bulkDeleteResult, type BulkDeleteResult, candidateIds } from './bulk-delete.js';
 import { type ModuleInput } from './dto/module-body.dto.js';
 import { canReadModule } from './module-access.js';
@@ -15,16 +15,16 @@ import {
   type ModuleWithPersonnel,
   type MyModules,
   toModuleResponse,
-  toModuleWithPersonnel,
   toMyModules,
 } from './module.mapper.js';
 import {
-  MODULE_PERSONNEL_SQL,
+  MODULE_PERSONNEL_JSON_SQL,
   MODULE_WITH_CALLER_ROLE_SQL,
   type ModuleListFilter,
   moduleListQuery,
   MY_MODULES_SQL,
   type PageRow,
+  type PersonnelJson,
 } from './module-queries.js';
 import { ModuleTotals, totalsKey } from './module-totals.js';
 import { type ModuleRole } from './module-role.js';
@@ -88,21 +88,28 @@ export class CourseModulesService {
     return toMyModules(rows);
   }
 
-  /** Existence first (404 for everyone), then access (403), then the personnel in a second query. */
-  async read(moduleId: string, viewer: AuthUser): Promise<ModuleWithPersonnel> {
+  /**
+   * Existence first (404 for everyone), then access (403), then the personnel in a second query, whose JSON
+   * PostgreSQL builds: the body is the module's JSON with the four lists spliced in (ModuleWithPersonnel).
+   */
+  async read(moduleId: string, viewer: AuthUser): Promise<JsonText<ModuleWithPersonnel>> {
     const [module] = await this.dataSource.query<(ModuleSource & { callerRole: ModuleRole | null })[]>(
       MODULE_WITH_CALLER_ROLE_SQL,
       [moduleId, viewer.id],
     );
     if (!module) throw new ModuleNotFound();
     if (!canReadModule({ admin: viewer.admin, role: module.callerRole })) throw new PermissionDenied();
-    let personnel: (UserSummarySource & { role: ModuleRole })[];
+    let people: PersonnelJson;
     try {
-      personnel = await this.dataSource.query(MODULE_PERSONNEL_SQL, [moduleId]);
+      [people] = await this.dataSource.query<PersonnelJson[]>(MODULE_PERSONNEL_JSON_SQL, [moduleId]);
     } catch (error) {
       throw new InternalFailure(PERSONNEL_FAILURE_MESSAGE, error);
     }
-    return toModuleWithPersonnel(module, personnel);
+    const head = JSON.stringify(toModuleResponse(module)).slice(0, -1);
+    return new JsonText(
+      `${head},"lecturers":[${people.lecturers}],"assistant_lecturers":[${people.assistants}],` +
+        `"tutors":[${people.tutors}],"students":[${people.students}]}`,
+    );
   }
 
   async create(input: ModuleInput): Promise<ModuleResponse> {

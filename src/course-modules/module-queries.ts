@@ -177,12 +177,36 @@ export const MODULE_WITH_CALLER_ROLE_SQL = `SELECT ${MODULE_COLUMNS},
   FROM modules m
   WHERE m.id = $1`;
 
-/** Everyone holding a role in the module, ordered by username (case-insensitive), for the single read. */
-export const MODULE_PERSONNEL_SQL = `SELECT r.role, ${USER_COLUMNS}
-  FROM user_module_roles r
-  JOIN users u ON u.id = r.user_id
-  WHERE r.module_id = $1
-  ORDER BY lower(u.username) ASC, u.id ASC`;
+/** `timestamptz` as `Date.prototype.toISOString()` writes it (milliseconds, `Z`). */
+const isoText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** A User summary (`toUserSummary`) as compact JSON text, byte for byte as `JSON.stringify` writes it. */
+const USER_SUMMARY_JSON = `(SELECT row_to_json(x)::text FROM (
+    SELECT u.id, u.username, u.email, u.admin, ${isoText('u.created_at')} AS created_at,
+           ${isoText('u.updated_at')} AS updated_at,
+           CASE WHEN u.avatar_key <> '' THEN '/api/users/' || u.id || '/avatar' END AS avatar_url) x)`;
+
+/**
+ * Everyone holding a role in the module for the single read, as the JSON text of the four lists (comma-joined
+ * User summaries, ordered by username case-insensitively, then id): built by PostgreSQL, since a module may
+ * have thousands of people.
+ */
+export const MODULE_PERSONNEL_JSON_SQL = `SELECT
+    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Lecturer'), '') AS lecturers,
+    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'AssistantLecturer'), '') AS assistants,
+    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Tutor'), '') AS tutors,
+    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Student'), '') AS students
+  FROM (SELECT r.role, lower(u.username) AS lu, u.id, ${USER_SUMMARY_JSON} AS j
+        FROM user_module_roles r JOIN users u ON u.id = r.user_id
+        WHERE r.module_id = $1) people`;
+
+/** The row of {@link MODULE_PERSONNEL_JSON_SQL}. */
+export interface PersonnelJson {
+  lecturers: string;
+  assistants: string;
+  tutors: string;
+  students: string;
+}
 
 /** A row of a paged query: the item's columns (all null when the page is empty) and the total. */
 export type PageRow<T> = T & { total: number };
