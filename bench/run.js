@@ -370,6 +370,28 @@ async function load(url, route, seconds, connections) {
   };
 }
 
+/**
+ * Waits until neither server has a statement running: requests still in flight when autocannon stops (a slow
+ * route at 32 connections) would otherwise load the next measurement.
+ */
+async function settle(databaseUrl) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    for (let waited = 0; waited < 60_000; waited += 200) {
+      const { rows } = await client.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+         WHERE state = 'active' AND application_name IN ('module-admin-service', 'bench-bare')`,
+      );
+      if (rows[0].n === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    log('warning: statements still running after 60 s');
+  } finally {
+    await client.end();
+  }
+}
+
 /** Peak resident set size (VmHWM) of a process, in MiB. */
 async function peakRssMiB(pid) {
   try {
@@ -384,15 +406,21 @@ async function peakRssMiB(pid) {
 const mean = (values) => values.reduce((sum, value) => sum + value, 0) / values.length;
 
 /** Alternating rounds: service then bare, then bare then service, …; each route its own rounds in a row. */
-async function measureRoutes(servers, list, { rounds, seconds, warmup, connections }) {
+async function measureRoutes(servers, list, { rounds, seconds, warmup, connections }, databaseUrl) {
   const rows = [];
   for (const route of list) {
     const bytes = await proveEqual(servers, route);
     const runs = { service: [], bare: [] };
-    for (const side of ['service', 'bare']) await load(servers[side].url, route, warmup, connections);
+    for (const side of ['service', 'bare']) {
+      await load(servers[side].url, route, warmup, connections);
+      await settle(databaseUrl);
+    }
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? ['service', 'bare'] : ['bare', 'service'];
-      for (const side of order) runs[side].push(await load(servers[side].url, route, seconds, connections));
+      for (const side of order) {
+        runs[side].push(await load(servers[side].url, route, seconds, connections));
+        await settle(databaseUrl);
+      }
     }
     const summary = (side) => ({
       rps:
@@ -444,7 +472,12 @@ async function benchAtScale(serverUrl, dbName, mode, jwtSecret) {
     member: await login(servers.service.url, found.member.username, USER_PASSWORD),
     smallMember: await login(servers.service.url, found.small.member, USER_PASSWORD),
   };
-  const rows = await measureRoutes(servers, routes(found, tokens), { ...mode, connections: CONNECTIONS });
+  const rows = await measureRoutes(
+    servers,
+    routes(found, tokens),
+    { ...mode, connections: CONNECTIONS },
+    databaseUrl,
+  );
   const rss = { service: await peakRssMiB(servers.service.pid), bare: await peakRssMiB(servers.bare.pid) };
   await servers.service.stop();
   await servers.bare.stop();
