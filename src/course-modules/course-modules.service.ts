@@ -4,6 +4,7 @@ import { DataSource, QueryFailedError } from 'typeorm';
 import { type AuthUser } from '../core/decorators.js';
 import { InternalFailure, PermissionDenied } from '../core/errors.js';
 import { JsonText } from '../core/json-text.js';
+import { preparedQuery } from '../database/prepared.js';
 import { bulkDeleteResult, type BulkDeleteResult, candidateIds } from './bulk-delete.js';
 import { type ModuleInput } from './dto/module-body.dto.js';
 import { canReadModule } from './module-access.js';
@@ -68,7 +69,11 @@ export class CourseModulesService {
     const key = totalsKey({ ...filter, memberId });
     const known = key === undefined ? undefined : this.totals.get(key);
     const { sql, params } = moduleListQuery({ ...filter, memberId, knownVersion: known?.version });
-    const rows = await this.dataSource.query<PageRow<ModuleSource & { version?: number }>[]>(sql, params);
+    const rows = await preparedQuery<PageRow<ModuleSource & { version?: number }>>(
+      this.dataSource,
+      sql,
+      params,
+    );
     const counted = rows[0]?.total ?? null;
     if (key !== undefined && counted !== null)
       this.totals.set(key, { version: rows[0].version!, total: counted });
@@ -82,7 +87,7 @@ export class CourseModulesService {
   }
 
   async mine(userId: number): Promise<MyModules> {
-    const rows = await this.dataSource.query<(ModuleSource & { role: ModuleRole })[]>(MY_MODULES_SQL, [
+    const rows = await preparedQuery<ModuleSource & { role: ModuleRole }>(this.dataSource, MY_MODULES_SQL, [
       userId,
     ]);
     return toMyModules(rows);
@@ -93,7 +98,8 @@ export class CourseModulesService {
    * PostgreSQL builds: the body is the module's JSON with the four lists spliced in (ModuleWithPersonnel).
    */
   async read(moduleId: string, viewer: AuthUser): Promise<JsonText<ModuleWithPersonnel>> {
-    const [module] = await this.dataSource.query<(ModuleSource & { callerRole: ModuleRole | null })[]>(
+    const [module] = await preparedQuery<ModuleSource & { callerRole: ModuleRole | null }>(
+      this.dataSource,
       MODULE_WITH_CALLER_ROLE_SQL,
       [moduleId, viewer.id],
     );
@@ -101,7 +107,7 @@ export class CourseModulesService {
     if (!canReadModule({ admin: viewer.admin, role: module.callerRole })) throw new PermissionDenied();
     let people: PersonnelJson;
     try {
-      [people] = await this.dataSource.query<PersonnelJson[]>(MODULE_PERSONNEL_JSON_SQL, [moduleId]);
+      [people] = await preparedQuery<PersonnelJson>(this.dataSource, MODULE_PERSONNEL_JSON_SQL, [moduleId]);
     } catch (error) {
       throw new InternalFailure(PERSONNEL_FAILURE_MESSAGE, error);
     }
