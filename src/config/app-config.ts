@@ -20,6 +20,9 @@ export interface AppConfig {
   adminEmail: string;
   adminPassword: string | undefined;
   swaggerEnabled: boolean;
+  /** Unset: no metrics are served. Otherwise Prometheus metrics on this port of `metricsHost`, apart from the API. */
+  metricsPort: number | undefined;
+  metricsHost: string;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -121,6 +124,13 @@ export function loadConfig(env: Env): AppConfig {
     }
   }
 
+  // Off unless set; 0 picks a free port (tests).
+  const metricsPort =
+    read(env, 'METRICS_PORT') === undefined ? undefined : int(env, 'METRICS_PORT', 0, 0, 65535);
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === int(env, 'PORT', 3000, 0, 65535)) {
+    throw new ConfigError('METRICS_PORT', 'must differ from PORT: metrics are served apart from the API');
+  }
+
   return {
     nodeEnv,
     port: int(env, 'PORT', 3000, 0, 65535),
@@ -138,5 +148,7 @@ export function loadConfig(env: Env): AppConfig {
     adminEmail,
     adminPassword,
     swaggerEnabled: bool(env, 'SWAGGER_ENABLED', true),
+    metricsPort,
+    metricsHost: read(env, 'METRICS_HOST') ?? read(env, 'HOST') ?? '0.0.0.0',
   };
 }
