@@ -160,13 +160,14 @@ const PEOPLE_SQL = `
                 ($6::text[])[1 + (n / cardinality($5::text[])) % cardinality($6::text[])], n) AS username
   FROM generate_series(1, $1::int) n`;
 
-/** Module number g (0-based): department, year, code, description, credits. */
+/** Module number g (0-based): department, year, code, description (the same for a code in every year but for
+ * the rare word), credits. */
 const MODULES_SQL = `
   SELECT g, g % 20 AS dept, $3::int - (g / 20) % $2::int AS year,
          ($4::text[])[1 + g % 20] || (100 + g / (20 * $2::int))::text AS code,
          CASE WHEN (g / 20) % 23 = 22 THEN NULL
-              ELSE format('%s %s: %s%s', ($6::text[])[1 + (g / (20 * $2::int)) % 5], ($5::text[])[1 + g % 20],
-                          ($7::text[])[1 + (g * 13 + g / 20) % 25],
+              ELSE format('%s %s: %s%s', ($6::text[])[1 + (g / (20 * $2::int) + g % 20) % 5], ($5::text[])[1 + g % 20],
+                          ($7::text[])[1 + (g / (20 * $2::int) * 7 + g % 20 * 3) % 25],
                           CASE WHEN g % 997 = 500 THEN ', with ${DEMO_RARE_WORD}' ELSE '' END) END AS description,
          (ARRAY[5, 10, 15, 20, 30])[1 + (g / 7) % 5] AS credits
   FROM generate_series(0, $1::int - 1) g`;
