@@ -188,7 +188,7 @@ async function seed(databaseUrl, options) {
   const { DataSource } = await import('typeorm');
   const { dataSourceOptions } = await import('../dist/ormconfig.js');
   const { seedDemoData } = await import('../dist/src/database/demo-data.js');
-  const { PasswordHasher } = await import('../dist/src/auth/password-hasher.js');
+  const { PasswordHasher } = await import('../dist/src/users/password-hasher.js');
   const dataSource = await new DataSource({
     ...dataSourceOptions(databaseUrl, 2),
     logging: false,

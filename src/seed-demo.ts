@@ -3,7 +3,9 @@ import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../ormconfig.js';
 import { AdminBootstrap } from './auth/admin-bootstrap.js';
-import { PasswordHasher } from './auth/password-hasher.js';
+import { PasswordHasher } from './users/password-hasher.js';
+import { User } from './users/user.entity.js';
+import { UsersRepository } from './users/users.repository.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { demoSizes, seedDemoData } from './database/demo-data.js';
 import { provideDatabase, runMigrations } from './database/database.js';
@@ -60,7 +62,11 @@ async function main(argv: string[]): Promise<number> {
     try {
       const hasher = new PasswordHasher();
       // The first administrator, as the service creates it at its first start (prints a generated password).
-      await new AdminBootstrap(config, dataSource, hasher).onApplicationBootstrap();
+      await new AdminBootstrap(
+        config,
+        new UsersRepository(dataSource.getRepository(User)),
+        hasher,
+      ).onApplicationBootstrap();
       const size = demoSizes(scale);
       process.stderr.write(
         `seed:demo: scale ${scale}: ${size.users} users, ${size.modules} modules over ${size.years} years\n`,

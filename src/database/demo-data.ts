@@ -198,6 +198,8 @@ export async function seedDemoData(dataSource: DataSource, options: DemoOptions)
     // Trigram indexes take new rows into their pending list and merge them once, rather than row by row.
     await manager.query(`SET LOCAL gin_pending_list_limit = '64MB'`);
     await manager.query(`SET LOCAL synchronous_commit = off`);
+    // The service's pool cancels statements after 30 s; a million modules take longer on a busy machine.
+    await manager.query(`SET LOCAL statement_timeout = 0`);
     // Role rows are built by joining the parent tables in this transaction, so their foreign keys hold by
     // construction; a superuser skips the per-row checks (a trigger each, most of the time at scale 50).
     // Only around the role inserts: user_module_roles has no trigger of its own that this would skip.
@@ -289,6 +291,7 @@ export async function seedDemoData(dataSource: DataSource, options: DemoOptions)
   progress(0.9, 'avatars');
   const avatars = options.storageDir ? await writeAvatars(dataSource, options.storageDir) : 0;
   progress(0.95, 'statistics');
+  await dataSource.query(`SET statement_timeout = 0`);
   await dataSource.query(`VACUUM ANALYZE users, modules, user_module_roles`);
   const [counts] = await dataSource.query<{ users: number; modules: number; roles: number }[]>(
     `SELECT (SELECT count(*) FROM users)::int AS users, (SELECT count(*) FROM modules)::int AS modules,
