@@ -527,6 +527,12 @@ async function main() {
   const database = await provideDatabase();
   const jwtSecret = randomBytes(32).toString('base64url');
   const main = await benchAtScale(database.url, `mas_bench_main_${process.pid}`, mode, jwtSecret);
+  // The main table first, and kept, so that a failure in the curve does not lose it.
+  process.stdout.write(
+    `\n${resultTable(main.rows)}\n\npeak RSS: service ${main.rss.service} MiB, bare ${main.rss.bare} MiB\n`,
+  );
+  await mkdir(RESULTS_DIR, { recursive: true });
+  await writeFile(path.join(RESULTS_DIR, 'latest-main.json'), JSON.stringify(main, null, 2) + '\n');
   const curve = [];
   for (const scale of mode.curve)
     curve.push(await curvePoint(database.url, scale, mode.curveSeconds, jwtSecret));
@@ -567,9 +573,6 @@ async function main() {
     await mkdir(path.join(ROOT, 'docs', 'images'), { recursive: true });
     await writeFile(path.join(ROOT, 'docs', 'images', 'benchmark-ratios.svg'), ratioChart(main.rows));
   }
-  process.stdout.write(
-    `\n${resultTable(main.rows)}\n\npeak RSS: service ${main.rss.service} MiB, bare ${main.rss.bare} MiB\n`,
-  );
   if (curve.length > 0) process.stdout.write(`\n${curveTable(curve)}\n`);
   if (main.serviceLog.lines > 0) {
     log(
