@@ -4,7 +4,7 @@
 // with autocannon, and the report gives requests/s, p50, p99 and their ratios, peak RSS of both, and the search
 // latency at 10 000, 100 000 and 1 000 000 modules. Writes docs/benchmarks.md and docs/images/benchmark-ratios.svg.
 //
-//   npm run bench                  the full run (embedded PostgreSQL in a temporary directory; ~20 min here)
+//   npm run bench                  the full run (embedded PostgreSQL in a temporary directory; ~13 min here)
 //   npm run bench -- --quick       2 000 modules, 1 s rounds, no curve: bench/results/latest.{json,md,svg}
 //   npm run bench -- --no-curve    the full run without the scale curve
 //   DATABASE_URL=postgres://… npm run bench    databases of its own on that server, dropped afterwards
