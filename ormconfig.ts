@@ -3,17 +3,23 @@ import { DataSource, type DataSourceOptions } from 'typeorm';
 import { Assignment } from './src/course-modules/assignment.entity.js';
 import { AssignmentFile } from './src/course-modules/assignment-file.entity.js';
 import { CourseModule } from './src/course-modules/course-module.entity.js';
+import { ModuleStats } from './src/course-modules/module-stats.entity.js';
 import { UserModuleRole } from './src/course-modules/user-module-role.entity.js';
 import { InitialSchema1763700000000 } from './src/database/migrations/1763700000000-InitialSchema.js';
 import { ModuleSearchIndexes1763710000000 } from './src/database/migrations/1763710000000-ModuleSearchIndexes.js';
+import { ModuleCounts1763720000000 } from './src/database/migrations/1763720000000-ModuleCounts.js';
 import { User } from './src/users/user.entity.js';
 
 // COUNT(*) and other int8 results arrive as numbers; ids stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-export const entities = [User, CourseModule, UserModuleRole, Assignment, AssignmentFile];
+export const entities = [User, CourseModule, UserModuleRole, Assignment, AssignmentFile, ModuleStats];
 /** Listed, not globbed: the same list works from `dist/` and under Jest. New migrations are appended here. */
-export const migrations = [InitialSchema1763700000000, ModuleSearchIndexes1763710000000];
+export const migrations = [
+  InitialSchema1763700000000,
+  ModuleSearchIndexes1763710000000,
+  ModuleCounts1763720000000,
+];
 
 /** The one description of the database, used by the service and by the migration CLI. */
 export function dataSourceOptions(url: string, poolSize = 10): DataSourceOptions {

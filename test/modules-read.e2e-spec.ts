@@ -91,6 +91,48 @@ describe('module reads', () => {
       ]);
     });
 
+    // The personnel lists are JSON text built by PostgreSQL: the bytes must be what JSON.stringify writes.
+    it('writes the body byte for byte as JSON.stringify would, whatever the characters', async () => {
+      const odd = [
+        'quote"back\\slash@example.edu',
+        'tab\tline\nfeed\u0001ctl@example.edu',
+        'accent-\u00e9-\u2028-\u{1f600}@example.edu',
+      ];
+      const people: UserRow[] = [];
+      for (const [i, email] of odd.entries()) {
+        const user = await makeUser(app.dataSource, { username: `Odd${i}`, email });
+        await assignRole(
+          app.dataSource,
+          user.id,
+          module.id,
+          i === 0 ? ModuleRole.Lecturer : ModuleRole.Student,
+        );
+        people.push(user);
+      }
+      await app.dataSource.query(`UPDATE users SET avatar_key = '' WHERE id = $1`, [people[1].id]);
+      await app.dataSource.query(`UPDATE users SET avatar_key = 'avatars/x' WHERE id = $1`, [people[2].id]);
+      const response = await fetch(`${app.url}/api/modules/${module.id}`, {
+        headers: { authorization: `Bearer ${adminToken}` },
+      });
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(await response.text()).toBe(
+        JSON.stringify({
+          success: true,
+          data: {
+            ...moduleJson(module),
+            lecturers: [userJson(people[0])],
+            assistant_lecturers: [],
+            tutors: [],
+            students: [
+              userJson(people[1]),
+              { ...userJson(people[2]), avatar_url: `/api/users/${people[2].id}/avatar` },
+            ],
+          },
+          message: 'Module retrieved successfully',
+        }),
+      );
+    });
+
     it.each(Object.values(ModuleRole))('lets a %s of the module read it', async (role) => {
       const user = await makeUser(app.dataSource);
       await assignRole(app.dataSource, user.id, module.id, role);

@@ -6,9 +6,11 @@ import {
   StreamableFile,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { type FastifyReply } from 'fastify';
 import { catchError, map, type Observable, throwError } from 'rxjs';
 import { AppError, INTERNAL_ERROR_MESSAGE, InternalFailure } from './errors.js';
 import { FAILURE_MESSAGE, RESPONSE_MESSAGE, WithMessage } from './decorators.js';
+import { JsonText } from './json-text.js';
 
 export interface Envelope<T = unknown> {
   success: boolean;
@@ -18,7 +20,8 @@ export interface Envelope<T = unknown> {
 
 /**
  * Wraps every handler result as `{ success: true, data, message }` and turns an unexpected error
- * (a database failure) into the route's 500 message; files pass through untouched.
+ * (a database failure) into the route's 500 message; files pass through untouched, and JSON text (JsonText) is
+ * wrapped as text.
  */
 @Injectable()
 export class EnvelopeInterceptor implements NestInterceptor {
@@ -32,6 +35,11 @@ export class EnvelopeInterceptor implements NestInterceptor {
     return next.handle().pipe(
       map((result: unknown) => {
         if (result instanceof StreamableFile) return result;
+        if (result instanceof JsonText) {
+          // Fastify sends a string with a JSON content type as it is.
+          context.switchToHttp().getResponse<FastifyReply>().type('application/json; charset=utf-8');
+          return `{"success":true,"data":${result.json},"message":${JSON.stringify(message)}}`;
+        }
         if (result instanceof WithMessage) {
           const { data, message: custom } = result as WithMessage<unknown>;
           return { success: true, data: data ?? null, message: custom };

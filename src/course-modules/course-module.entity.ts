@@ -18,6 +18,9 @@ import {
 @Index('ix_modules_code_trgm', { synchronize: false })
 @Index('ix_modules_description_trgm', { synchronize: false })
 @Index('ix_modules_year', ['year'])
+// The order of `sort=-year,code` with nulls last, for the list's page (migration ModuleCounts): the builder
+// cannot express DESC NULLS LAST.
+@Index('ix_modules_year_desc_code', { synchronize: false })
 export class CourseModule {
   @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
   id!: number;

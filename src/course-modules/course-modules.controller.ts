@@ -9,6 +9,7 @@ import {
   WithMessage,
 } from '../core/decorators.js';
 import { INTERNAL_ERROR_MESSAGE, PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
+import { type JsonText } from '../core/json-text.js';
 import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../core/openapi.js';
 import {
   BulkDeleteResultSchema,
@@ -119,7 +120,7 @@ export class CourseModulesController {
     404: [MODULE_NOT_FOUND_MESSAGE],
     500: [PERSONNEL_FAILURE_MESSAGE],
   })
-  read(@ModuleIdParam() id: string, @CurrentUser() user: AuthUser): Promise<ModuleWithPersonnel> {
+  read(@ModuleIdParam() id: string, @CurrentUser() user: AuthUser): Promise<JsonText<ModuleWithPersonnel>> {
     return this.modules.read(id, user);
   }
 

@@ -9,6 +9,7 @@ import { CourseModulesService } from './course-modules.service.js';
 import { ModuleBodyPipe } from './dto/module-body.pipe.js';
 import { ModuleFiles } from './module-files.js';
 import { ModuleRolesRepository } from './module-roles.repository.js';
+import { ModuleTotals } from './module-totals.js';
 import { PersonnelController, StudentsController } from './personnel.controller.js';
 import { PersonnelService } from './personnel.service.js';
 import { UserModuleRole } from './user-module-role.entity.js';
@@ -26,6 +27,7 @@ import { UserModulesController } from './user-modules.controller.js';
     Transactions,
     ModuleFiles,
     ModuleBodyPipe,
+    ModuleTotals,
   ],
 })
 export class CourseModulesModule {}

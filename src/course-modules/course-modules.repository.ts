@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, Repository } from 'typeorm';
-import { type Page, type PageRow, splitPage } from '../database/sql.js';
+import { preparedQuery } from '../database/prepared.js';
+import { type Page, type PageRow } from '../database/sql.js';
 import { CourseModule } from './course-module.entity.js';
 import {
   MODULE_WITH_CALLER_ROLE_SQL,
@@ -41,15 +42,31 @@ export class CourseModulesRepository {
     return manager ?? this.modules.manager;
   }
 
-  /** One page of the list and the number of all matches, in one statement. */
-  async page(filter: ModuleListFilter): Promise<Page<ModuleSource>> {
+  /**
+   * One page of the list and the number of all matches, in one statement (a prepared one). For admins the
+   * total is null when `knownVersion` is still `module_stats`' version (nothing was counted), and `version`
+   * is that version.
+   */
+  async page(
+    filter: ModuleListFilter,
+  ): Promise<Omit<Page<ModuleSource>, 'total'> & { total: number | null; version?: number }> {
     const { sql, params } = moduleListQuery(filter);
-    return splitPage(await this.modules.query<PageRow<ModuleSource>[]>(sql, params));
+    const rows = await preparedQuery<PageRow<ModuleSource> & { version?: number | string }>(
+      this.modules.manager.connection,
+      sql,
+      params,
+    );
+    const first = rows[0];
+    return {
+      items: rows.filter((row) => row.id !== null),
+      total: first === undefined ? 0 : first.total === null ? null : Number(first.total),
+      version: first?.version === undefined ? undefined : Number(first.version),
+    };
   }
 
   /** Every module the user holds a role in, with the role: year descending, then code, then id. */
   ofMember(userId: number | string): Promise<(ModuleSource & { role: ModuleRole })[]> {
-    return this.modules.query(MY_MODULES_SQL, [userId]);
+    return preparedQuery(this.modules.manager.connection, MY_MODULES_SQL, [userId]);
   }
 
   /** The module and the caller's role in it (null when none), or null when there is no such module. */
@@ -57,7 +74,8 @@ export class CourseModulesRepository {
     moduleId: string,
     callerId: number,
   ): Promise<(ModuleSource & { callerRole: ModuleRole | null }) | null> {
-    const [row] = await this.modules.query<(ModuleSource & { callerRole: ModuleRole | null })[]>(
+    const [row] = await preparedQuery<ModuleSource & { callerRole: ModuleRole | null }>(
+      this.modules.manager.connection,
       MODULE_WITH_CALLER_ROLE_SQL,
       [moduleId, callerId],
     );

@@ -4,6 +4,7 @@ import { type CourseModulesRepository, type DeletedModules } from './course-modu
 import { CourseModulesService } from './course-modules.service.js';
 import { type ModuleFiles } from './module-files.js';
 import { type ModuleRolesRepository } from './module-roles.repository.js';
+import { ModuleTotals } from './module-totals.js';
 
 /** A module repository over a fixed set of existing ids that records each bulk delete it is asked for. */
 function fakeModules(existing: string[]) {
@@ -52,6 +53,7 @@ function service(existing: string[]) {
     {} as UsersService,
     tx.transactions,
     storage.files,
+    new ModuleTotals(),
   );
   return { subject, modules, tx, storage };
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { type AuthUser } from '../core/decorators.js';
 import { InternalFailure, PermissionDenied } from '../core/errors.js';
+import { JsonText } from '../core/json-text.js';
 import { violatedUniqueConstraint } from '../database/sql.js';
 import { Transactions } from '../database/transactions.js';
 import { UsersService } from '../users/users.service.js';
@@ -20,11 +21,11 @@ import {
   type ModuleWithRole,
   type MyModules,
   toModuleResponse,
-  toModuleWithPersonnel,
   toMyModules,
 } from './module.mapper.js';
-import { type ModuleListFilter } from './module-queries.js';
-import { type MemberRow, ModuleRolesRepository } from './module-roles.repository.js';
+import { type ModuleListFilter, type PersonnelJson } from './module-queries.js';
+import { ModuleRolesRepository } from './module-roles.repository.js';
+import { ModuleTotals, totalsKey } from './module-totals.js';
 
 export const PERSONNEL_FAILURE_MESSAGE = 'Failed to retrieve assigned personnel';
 
@@ -52,19 +53,30 @@ export class CourseModulesService {
     private readonly users: UsersService,
     private readonly transactions: Transactions,
     private readonly files: ModuleFiles,
+    private readonly totals: ModuleTotals,
   ) {}
 
-  /** Admins see every module; others only those where they hold a role (decided in the SQL). */
+  /**
+   * Admins see every module; others only those where they hold a role (decided in the SQL). An admin list's
+   * total comes from `module_stats` or from this process's {@link ModuleTotals}, counted again only after a
+   * write to `modules`.
+   */
   async list(viewer: AuthUser, filter: Omit<ModuleListFilter, 'memberId'>): Promise<ModuleList> {
-    const { items, total } = await this.modules.page({
+    const memberId = viewer.admin ? undefined : viewer.id;
+    const key = totalsKey({ ...filter, memberId });
+    const known = key === undefined ? undefined : this.totals.get(key);
+    const { items, total, version } = await this.modules.page({
       ...filter,
-      memberId: viewer.admin ? undefined : viewer.id,
+      memberId,
+      knownVersion: known?.version,
     });
+    if (key !== undefined && total !== null && version !== undefined)
+      this.totals.set(key, { version, total });
     return {
       modules: items.map(toModuleResponse),
       page: filter.paging.page,
       per_page: filter.paging.perPage,
-      total,
+      total: total ?? known?.total ?? 0,
     };
   }
 
@@ -79,18 +91,25 @@ export class CourseModulesService {
     return rows.map((row) => ({ ...toModuleResponse(row), role: row.role }));
   }
 
-  /** Existence first (404 for everyone), then access (403), then the personnel in a second query. */
-  async read(moduleId: string, viewer: AuthUser): Promise<ModuleWithPersonnel> {
+  /**
+   * Existence first (404 for everyone), then access (403), then the personnel in a second query, whose JSON
+   * PostgreSQL builds: the body is the module's JSON with the four lists spliced in (ModuleWithPersonnel).
+   */
+  async read(moduleId: string, viewer: AuthUser): Promise<JsonText<ModuleWithPersonnel>> {
     const module = await this.modules.withCallerRole(moduleId, viewer.id);
     if (!module) throw new ModuleNotFound();
     if (!canReadModule({ admin: viewer.admin, role: module.callerRole })) throw new PermissionDenied();
-    let personnel: MemberRow[];
+    let people: PersonnelJson;
     try {
-      personnel = await this.roles.holders(moduleId);
+      people = await this.roles.holdersJson(moduleId);
     } catch (error) {
       throw new InternalFailure(PERSONNEL_FAILURE_MESSAGE, error);
     }
-    return toModuleWithPersonnel(module, personnel);
+    const head = JSON.stringify(toModuleResponse(module)).slice(0, -1);
+    return new JsonText(
+      `${head},"lecturers":[${people.lecturers}],"assistant_lecturers":[${people.assistants}],` +
+        `"tutors":[${people.tutors}],"students":[${people.students}]}`,
+    );
   }
 
   async create(input: ModuleInput): Promise<ModuleResponse> {

@@ -45,8 +45,19 @@ export interface ModuleListFilter {
   year?: number;
   sort: SortKey[];
   paging: Paging;
+  /**
+   * Admin lists: the `module_stats` version at which this filter's total is already known (see
+   * module-totals.ts); the statement then counts nothing unless the version has moved.
+   */
+  knownVersion?: number;
 }
 
+/**
+ * Non-admins: the page and the count of their own modules (a few rows each), with `pageWithTotal`. Admins:
+ * the page, an index walk, beside `module_stats`: the unfiltered total is its `total`; a filtered one is
+ * counted only when `version` differs from `knownVersion` (the count is an uncorrelated subquery, evaluated
+ * only when CASE needs it), and is null otherwise. Every admin row carries `version`.
+ */
 export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
   const params = new SqlParams();
   const conditions: string[] = [];
@@ -61,14 +72,26 @@ export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
   }
   if (filter.code) conditions.push(`m.code ILIKE ${params.add(containsPattern(filter.code))}`);
   if (filter.year !== undefined) conditions.push(`m.year = ${params.add(filter.year)}`);
-  const sql = pageWithTotal(
-    params,
-    'FROM modules m',
-    whereClause(conditions),
-    MODULE_COLUMNS,
-    orderByClause(filter.sort, 'm.id'),
-    filter.paging,
-  );
+  const where = whereClause(conditions);
+  const orderBy = orderByClause(filter.sort, 'm.id');
+  if (filter.memberId !== undefined) {
+    const sql = pageWithTotal(params, 'FROM modules m', where, MODULE_COLUMNS, orderBy, filter.paging);
+    return { sql, params: params.values };
+  }
+  const total =
+    conditions.length === 0
+      ? 's.total'
+      : `CASE WHEN s.version = ${params.add(filter.knownVersion ?? -1)} THEN NULL
+              ELSE (SELECT count(*) FROM modules m ${where}) END`;
+  const sql = `SELECT s.version, ${total} AS total, page.*
+  FROM module_stats s
+  LEFT JOIN LATERAL (
+    SELECT ${MODULE_COLUMNS}
+    FROM modules m
+    ${where}
+    ORDER BY ${orderBy}
+    LIMIT ${params.add(filter.paging.perPage)} OFFSET ${params.add(filter.paging.offset)}
+  ) page ON true`;
   return { sql, params: params.values };
 }
 
@@ -133,9 +156,33 @@ export const MODULE_WITH_CALLER_ROLE_SQL = `SELECT ${MODULE_COLUMNS},
   FROM modules m
   WHERE m.id = $1`;
 
-/** Everyone holding a role in the module, ordered by username (case-insensitive), for the single read. */
-export const MODULE_PERSONNEL_SQL = `SELECT r.role, ${USER_COLUMNS}
-  FROM user_module_roles r
-  JOIN users u ON u.id = r.user_id
-  WHERE r.module_id = $1
-  ORDER BY lower(u.username) ASC, u.id ASC`;
+/** `timestamptz` as `Date.prototype.toISOString()` writes it (milliseconds, `Z`). */
+const isoText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** A User summary (`toUserSummary`) as compact JSON text, byte for byte as `JSON.stringify` writes it. */
+const USER_SUMMARY_JSON = `(SELECT row_to_json(x)::text FROM (
+    SELECT u.id, u.username, u.email, u.admin, ${isoText('u.created_at')} AS created_at,
+           ${isoText('u.updated_at')} AS updated_at,
+           CASE WHEN u.avatar_key <> '' THEN '/api/users/' || u.id || '/avatar' END AS avatar_url) x)`;
+
+/**
+ * Everyone holding a role in the module for the single read, as the JSON text of the four lists (comma-joined
+ * User summaries, ordered by username case-insensitively, then id): built by PostgreSQL, since a module may
+ * have thousands of people.
+ */
+export const MODULE_PERSONNEL_JSON_SQL = `SELECT
+    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Lecturer'), '') AS lecturers,
+    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'AssistantLecturer'), '') AS assistants,
+    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Tutor'), '') AS tutors,
+    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Student'), '') AS students
+  FROM (SELECT r.role, lower(u.username) AS lu, u.id, ${USER_SUMMARY_JSON} AS j
+        FROM user_module_roles r JOIN users u ON u.id = r.user_id
+        WHERE r.module_id = $1) people`;
+
+/** The row of {@link MODULE_PERSONNEL_JSON_SQL}. */
+export interface PersonnelJson {
+  lecturers: string;
+  assistants: string;
+  tutors: string;
+  students: string;
+}

@@ -1,11 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, Repository } from 'typeorm';
+import { preparedQuery } from '../database/prepared.js';
 import { type Page, type PageRow, splitPage } from '../database/sql.js';
 import { type UserSummarySource } from '../users/user.mapper.js';
 import {
   eligibleUsersQuery,
-  MODULE_PERSONNEL_SQL,
+  MODULE_PERSONNEL_JSON_SQL,
+  type PersonnelJson,
   personnelListQuery,
   type UserListFilter,
 } from './module-queries.js';
@@ -53,9 +55,14 @@ export class ModuleRolesRepository {
     return splitPage(await this.roles.query<PageRow<UserSummarySource>[]>(sql, params));
   }
 
-  /** Everyone holding a role in the module, by username (case-insensitive), for the single read. */
-  holders(moduleId: string): Promise<MemberRow[]> {
-    return this.roles.query(MODULE_PERSONNEL_SQL, [moduleId]);
+  /** Everyone holding a role in the module, by username (case-insensitive), as JSON text for the single read. */
+  async holdersJson(moduleId: string): Promise<PersonnelJson> {
+    const [row] = await preparedQuery<PersonnelJson>(
+      this.roles.manager.connection,
+      MODULE_PERSONNEL_JSON_SQL,
+      [moduleId],
+    );
+    return row;
   }
 
   /** The roles other than `role` that the named users hold in the module, locked in user id order. */

@@ -1,4 +1,4 @@
-import { type ModuleSource, toModuleResponse, toModuleWithPersonnel, toMyModules } from './module.mapper.js';
+import { type ModuleSource, toModuleResponse, toMyModules } from './module.mapper.js';
 import { ModuleRole } from './module-role.js';
 
 const at = new Date('2026-11-21T08:41:00.123Z');
@@ -11,17 +11,6 @@ const module = (id: number, code = `ABC${id}`): ModuleSource => ({
   createdAt: at,
   updatedAt: new Date(at.getTime() + 1000),
 });
-const user = (id: number, username: string) => ({
-  id,
-  username,
-  email: `${username}@x.edu`,
-  admin: false,
-  createdAt: at,
-  updatedAt: at,
-  avatarKey: id === 2 ? 'avatars/2/a' : null,
-  passwordHash: 'never shown',
-});
-
 describe('toModuleResponse', () => {
   it('maps to the wire shape with RFC 3339 millisecond timestamps', () => {
     expect(toModuleResponse({ ...module(7), id: '7' as unknown as number })).toEqual({
@@ -33,31 +22,6 @@ describe('toModuleResponse', () => {
       created_at: '2026-11-21T08:41:00.123Z',
       updated_at: '2026-11-21T08:41:01.123Z',
     });
-  });
-});
-
-describe('toModuleWithPersonnel', () => {
-  it('puts each user in their role list, keeping the given order, without internal fields', () => {
-    const result = toModuleWithPersonnel(module(1), [
-      { ...user(3, 'amy'), role: ModuleRole.Tutor },
-      { ...user(2, 'bob'), role: ModuleRole.Lecturer },
-      { ...user(1, 'cid'), role: ModuleRole.Tutor },
-    ]);
-    expect(result.tutors.map((u) => u.username)).toEqual(['amy', 'cid']);
-    expect(result.lecturers).toEqual([
-      {
-        id: 2,
-        username: 'bob',
-        email: 'bob@x.edu',
-        admin: false,
-        created_at: at.toISOString(),
-        updated_at: at.toISOString(),
-        avatar_url: '/api/users/2/avatar',
-      },
-    ]);
-    expect(result.assistant_lecturers).toEqual([]);
-    expect(result.students).toEqual([]);
-    expect(JSON.stringify(result)).not.toContain('never shown');
   });
 });
 

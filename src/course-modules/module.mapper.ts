@@ -55,29 +55,6 @@ export interface MyModules {
   as_assistant_lecturer: ModuleResponse[];
 }
 
-/** Rows already ordered by username; each lands in its role's list, keeping that order. */
-export function toModuleWithPersonnel(
-  module: ModuleSource,
-  personnel: readonly (UserSummarySource & { role: ModuleRole })[],
-): ModuleWithPersonnel {
-  const result: ModuleWithPersonnel = {
-    ...toModuleResponse(module),
-    lecturers: [],
-    assistant_lecturers: [],
-    tutors: [],
-    students: [],
-  };
-  for (const row of personnel) result[PERSONNEL_KEY[row.role]].push(toUserSummary(row));
-  return result;
-}
-
-const PERSONNEL_KEY = {
-  Lecturer: 'lecturers',
-  AssistantLecturer: 'assistant_lecturers',
-  Tutor: 'tutors',
-  Student: 'students',
-} as const satisfies Record<ModuleRole, keyof ModuleWithPersonnel>;
-
 const MY_MODULES_KEY = {
   Lecturer: 'as_lecturer',
   AssistantLecturer: 'as_assistant_lecturer',

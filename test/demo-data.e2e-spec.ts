@@ -1,0 +1,67 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { sniffImageType } from '../src/users/image-type.js';
+import { DEMO_COMMON_WORD, DEMO_RARE_WORD, demoSizes, seedDemoData } from '../src/database/demo-data.js';
+import { useTestApp } from './support/app.js';
+import { makeUser, tokenFor } from './support/factories.js';
+
+// The generator behind `npm run seed:demo` and the benchmark's data, on the real test database.
+describe('demo data', () => {
+  const { app, api } = useTestApp();
+  beforeEach(() => app.reset());
+
+  const scale = 0.5;
+  const seed = () =>
+    seedDemoData(app.dataSource, {
+      scale,
+      passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$not-a-real-hash-for-this-test',
+      storageDir: app.config.storageDir,
+    });
+
+  it('fills every table in the stated proportions, and a second run adds nothing', async () => {
+    const size = demoSizes(scale);
+    const first = await seed();
+    expect(first.inserted).toEqual({ users: size.users, modules: size.modules, roles: first.roles });
+    expect(first.modules).toBe(size.modules);
+    expect(first.roles).toBeGreaterThan(size.modules * 3);
+    expect(first.avatars).toBeGreaterThan(0);
+
+    const byRole = await app.dataSource.query<{ role: string; modules: number; people: number }[]>(
+      `SELECT role::text AS role, count(DISTINCT module_id)::int AS modules, count(DISTINCT user_id)::int AS people
+       FROM user_module_roles GROUP BY role`,
+    );
+    const of = (role: string) => byRole.find((row) => row.role === role)!;
+    // Every module has a lecturer; staff and students are distinct people in the stated numbers.
+    expect(of('Lecturer').modules).toBe(size.modules);
+    expect(of('Lecturer').people).toBeLessThanOrEqual(size.lecturers);
+    expect(of('Student').people).toBe(size.students);
+
+    const [words] = await app.dataSource.query<{ common: number; rare: number }[]>(
+      `SELECT count(*) FILTER (WHERE description ILIKE $1)::int AS common,
+              count(*) FILTER (WHERE description ILIKE $2)::int AS rare FROM modules`,
+      [`%${DEMO_COMMON_WORD}%`, `%${DEMO_RARE_WORD}%`],
+    );
+    expect(words.common / size.modules).toBeGreaterThan(0.15);
+    expect(words.common / size.modules).toBeLessThan(0.25);
+    expect(words.rare).toBeGreaterThan(0);
+    expect(words.rare / size.modules).toBeLessThan(0.01);
+
+    const second = await seed();
+    expect(second.inserted).toEqual({ users: 0, modules: 0, roles: 0 });
+    expect(second.avatars).toBe(0);
+    expect([second.users, second.modules, second.roles]).toEqual([first.users, first.modules, first.roles]);
+  });
+
+  it('gives avatars that the API serves as images', async () => {
+    await seed();
+    const [user] = await app.dataSource.query<{ id: string; avatar_key: string }[]>(
+      `SELECT id::text AS id, avatar_key FROM users WHERE avatar_key IS NOT NULL ORDER BY id LIMIT 1`,
+    );
+    const file = await readFile(path.join(app.config.storageDir, user.avatar_key));
+    expect(sniffImageType(file)).toBe('image/png');
+    const admin = await makeUser(app.dataSource, { admin: true });
+    const res = await api.get(`/api/users/${user.id}/avatar`, { token: tokenFor(admin) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/png');
+  });
+});
