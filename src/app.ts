@@ -7,6 +7,7 @@ import { type Logger } from 'pino';
 import { AppModule, type ResolvedConfig } from './app.module.js';
 import { type AppConfig } from './config/app-config.js';
 import { resolveJwtSecret } from './config/jwt-secret.js';
+import { drainEarlyAnswers } from './core/early-answers.js';
 import { answerFrameworkError } from './core/framework-errors.js';
 import { createRootLogger, NestPinoLogger } from './core/logger.js';
 import { setupOpenApi } from './core/openapi.setup.js';
@@ -54,6 +55,11 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // Middleware (the multipart-only check) can answer before the hook above ran.
+  fastify.addHook('onSend', async (request, reply) => {
+    if (!reply.hasHeader('x-request-id')) void reply.header('x-request-id', request.id);
+  });
+  drainEarlyAnswers(fastify);
   app.setGlobalPrefix('api');
   // Before any route exists, so that every route (docs included) gets its headers.
   await registerSecurityHeaders(app);
