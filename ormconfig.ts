@@ -16,7 +16,11 @@ export const entities = [User, CourseModule, UserModuleRole, Assignment, Assignm
 export const migrations = [InitialSchema1763700000000, ModuleSearchIndexes1763710000000];
 
 /** The one description of the database, used by the service and by the migration CLI. */
-export function dataSourceOptions(url: string, poolSize = 10): DataSourceOptions {
+export function dataSourceOptions(
+  url: string,
+  poolSize = 10,
+  statementTimeoutMs = 30_000,
+): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -29,7 +33,7 @@ export function dataSourceOptions(url: string, poolSize = 10): DataSourceOptions
     extra: {
       connectionTimeoutMillis: 5000,
       // Keeps a stuck query from holding a connection forever; the request gets the route's 500.
-      statement_timeout: 30000,
+      statement_timeout: statementTimeoutMs,
       application_name: 'module-admin-service',
     },
   };

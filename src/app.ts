@@ -31,6 +31,15 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
     // What the router answers by itself (a malformed URL, a parameter over that length) stays in the envelope.
     frameworkErrors: answerFrameworkError,
     forceCloseConnections: 'idle',
+    // Off unless TRUST_PROXY names the proxies: a client then cannot choose its own address. Fastify trusts
+    // no one for a bare number (it cannot check the peer), so a hop count is the proxy-addr function for it.
+    trustProxy:
+      typeof config.trustProxy === 'number'
+        ? (
+            (hops: number) => (_address: string, hop: number) =>
+              hop < hops
+          )(config.trustProxy)
+        : config.trustProxy,
     // A well-formed X-Request-Id from a proxy is kept so logs correlate; anything else gets a fresh id.
     genReqId: (request: IncomingMessage) => {
       const incoming = request.headers['x-request-id'];
