@@ -9,6 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
+import { clearTimeout, setTimeout } from 'node:timers';
 import { fileURLToPath, URL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -98,7 +99,7 @@ async function rssOf(pid) {
 }
 
 async function api(baseUrl, method, route, token, body) {
-  const response = await fetch(baseUrl + route, {
+  const response = await globalThis.fetch(baseUrl + route, {
     method,
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
