@@ -1,6 +1,6 @@
 // Load soak (npm run soak): the built service in a child process on a PostgreSQL of its own, then mixed reads
 // and writes at full speed over loopback with autocannon for SOAK_SECONDS (60) after a warm-up of
-// SOAK_WARMUP_SECONDS (10). Fails (exit 1) on any connection error, timeout or status other than the expected
+// SOAK_WARMUP_SECONDS (20). Fails (exit 1) on any connection error, timeout or status other than the expected
 // one for its request, or when the service's resident memory at the end is more than 20 % above what it was
 // after the warm-up. DATABASE_URL: a fresh database on that server (dropped afterwards); else embedded.
 import { fork } from 'node:child_process';
@@ -9,14 +9,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
-import { clearTimeout, setTimeout } from 'node:timers';
+import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
 import { fileURLToPath, URL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
-const WARMUP_SECONDS = Number(process.env.SOAK_WARMUP_SECONDS ?? 10);
+const WARMUP_SECONDS = Number(process.env.SOAK_WARMUP_SECONDS ?? 20);
 const CONNECTIONS = 8;
 const MAX_RSS_GROWTH = 0.2;
 const PASSWORD = 'soak-admin-password-0123';
@@ -192,7 +192,13 @@ async function main() {
   const warm = await mixed(baseUrl, token, module.id, WARMUP_SECONDS);
   const rssAfterWarmup = await rssOf(pid);
   log(`warm-up: ${warm.result.requests.total} requests, RSS ${(rssAfterWarmup / 2 ** 20).toFixed(1)} MiB`);
+  // RSS every 10 s of the soak, to tell a plateau from a steady climb.
+  const rssSamplesMiB = [];
+  const sampler = setInterval(() => {
+    void rssOf(pid).then((rss) => rssSamplesMiB.push(+(rss / 2 ** 20).toFixed(1)));
+  }, 10_000);
   const soak = await mixed(baseUrl, token, module.id, SECONDS);
+  clearInterval(sampler);
   const rssAtEnd = await rssOf(pid);
   const { result, unexpected } = soak;
   const report = {
@@ -211,6 +217,7 @@ async function main() {
     rssAfterWarmupMiB: +(rssAfterWarmup / 2 ** 20).toFixed(1),
     rssAtEndMiB: +(rssAtEnd / 2 ** 20).toFixed(1),
     rssGrowth: +((rssAtEnd - rssAfterWarmup) / rssAfterWarmup).toFixed(3),
+    rssSamplesMiB,
     serviceLogLines: serviceLog.length,
     tookSeconds: Math.round((Date.now() - started) / 1000),
   };
