@@ -3,6 +3,7 @@ import { type IncomingMessage } from 'node:http';
 import fastifyMultipart from '@fastify/multipart';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { LogController } from 'fastify';
 import { type Logger } from 'pino';
 import { AppModule, type ResolvedConfig } from './app.module.js';
 import { type AppConfig } from './config/app-config.js';
@@ -25,7 +26,7 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   const adapter = new FastifyAdapter({
     loggerInstance: logger,
     // One line per request, written when it completes (below), so that it can name the caller.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: JSON_BODY_LIMIT,
     // Long enough that an oversized path id is answered as a 400 by its pipe, not as an unknown route: Node
     // refuses a request line over its 16 KiB header limit before the router could see a longer one.

@@ -74,7 +74,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
               stack: cause.stack,
             }
           : { message: String(cause) };
-      const log = (host.switchToHttp().getRequest<FastifyRequest | undefined>()?.log ?? undefined);
+      const log = host.switchToHttp().getRequest<FastifyRequest | undefined>()?.log ?? undefined;
       if (log) log.error({ err }, 'Request failed');
       else this.logger.error(err.stack ?? err.message);
     }
