@@ -25,6 +25,9 @@ export interface AppConfig {
   swaggerEnabled: boolean;
   /** Fastify's `trustProxy`: off, a hop count, or the proxies' addresses/CIDRs (see TRUST_PROXY). */
   trustProxy: false | number | string[];
+  /** Unset: no metrics are served. Otherwise Prometheus metrics on this port of `metricsHost`, apart from the API. */
+  metricsPort: number | undefined;
+  metricsHost: string;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -155,6 +158,13 @@ export function loadConfig(env: Env): AppConfig {
     }
   }
 
+  // Off unless set; 0 picks a free port (tests).
+  const metricsPort =
+    read(env, 'METRICS_PORT') === undefined ? undefined : int(env, 'METRICS_PORT', 0, 0, 65535);
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === int(env, 'PORT', 3000, 0, 65535)) {
+    throw new ConfigError('METRICS_PORT', 'must differ from PORT: metrics are served apart from the API');
+  }
+
   return {
     nodeEnv,
     port: int(env, 'PORT', 3000, 0, 65535),
@@ -174,5 +184,7 @@ export function loadConfig(env: Env): AppConfig {
     adminPassword,
     swaggerEnabled: bool(env, 'SWAGGER_ENABLED', true),
     trustProxy: trustProxy(env),
+    metricsPort,
+    metricsHost: read(env, 'METRICS_HOST') ?? read(env, 'HOST') ?? '0.0.0.0',
   };
 }

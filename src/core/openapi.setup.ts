@@ -14,7 +14,6 @@ import { type FastifyInstance, type FastifyReply } from 'fastify';
 import { FAILURE_MESSAGE, IS_ADMIN_ONLY, IS_PUBLIC } from './decorators.js';
 import { INTERNAL_ERROR_MESSAGE, PERMISSION_DENIED_MESSAGE } from './errors.js';
 import { errorResponse, namedSchemas, UNAUTHENTICATED_MESSAGES } from './openapi.js';
-import './openapi.schemas.js';
 
 export const DOCS_PATH = '/api/docs';
 export const DOCS_JSON_PATH = '/api/docs-json';
@@ -30,6 +29,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         'paste the token.',
     )
     .setVersion('1.0.0')
+    // Relative: the API is at the same origin as the document, wherever the service is deployed.
+    .addServer('/', 'The host that serves this document')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
     .addTag('Auth', 'Sign in, the current user, password change')
     .addTag('Modules', 'Course modules')
@@ -38,6 +39,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Users', 'User administration and avatars')
     .addTag('Health', 'Probes for Kubernetes')
     .build();
+  // Internal to the university (package.json: UNLICENSED); there is no licence text at a URL to point to.
+  config.info.license = { name: 'Proprietary' };
   const document = SwaggerModule.createDocument(app, config);
   document.components = {
     ...document.components,
@@ -118,6 +121,8 @@ function completeOperations(document: OpenAPIObject, access: Map<string, Handler
     ] as const) {
       if (!operation) continue;
       const handler = operation.operationId ? access.get(operation.operationId) : undefined;
+      // An empty list says "no credentials", where a missing one would mean "whatever the document's default is".
+      if (handler?.isPublic) operation.security = [];
       if (handler && !handler.isPublic) {
         operation.security ??= [];
         if (!operation.security.some((requirement) => 'bearer' in requirement)) {

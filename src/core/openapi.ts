@@ -9,7 +9,7 @@
  *   dataSchema)` for the success response and `@ApiErrors({ 400: [...messages], 404: [...] })` for the failures.
  *   `@ApiAuthenticated()` / `@ApiAdmin()` add bearer security with the 401 (and 403) responses.
  * - Response data schemas are plain JSON Schema registered by name with `schema(name, definition)`, which returns
- *   a `$ref`. Shared resources of SPEC §3 live in `openapi.schemas.ts`.
+ *   a `$ref`. Each feature declares its resources beside its controllers (`*.schemas.ts`).
  * - Query parameters: `@ApiQuery({ name, required: false, schema })`; `ApiPagingQuery()` for page/per_page,
  *   `ApiSortQuery(fields)` for sort.
  * - Added to every operation when the document is built (openapi.setup.ts), from the same metadata the guards
@@ -39,13 +39,19 @@ export function schema(name: string, definition: SchemaObject): ReferenceObject 
   return { $ref: `#/components/schemas/${name}` };
 }
 
+/**
+ * Always `null`. OpenAPI 3.0 has no null type and `nullable` needs a `type` beside it, or validators reject every
+ * example; the `enum` keeps the object type from admitting anything but `null`.
+ */
+const NULL_DATA: SchemaObject = { type: 'object', nullable: true, enum: [null] };
+
 export const ErrorEnvelope = schema('ErrorEnvelope', {
   type: 'object',
   required: ['success', 'data', 'message'],
   additionalProperties: false,
   properties: {
     success: { type: 'boolean', enum: [false] },
-    data: { nullable: true, enum: [null] },
+    data: NULL_DATA,
     message: { type: 'string' },
   },
 });
@@ -58,7 +64,7 @@ export function envelope(data: Schema | null, message: string): SchemaObject {
     additionalProperties: false,
     properties: {
       success: { type: 'boolean', enum: [true] },
-      data: data ?? { nullable: true, enum: [null] },
+      data: data ?? NULL_DATA,
       message: { type: 'string', example: message },
     },
   };
