@@ -8,6 +8,7 @@ import { type Logger } from 'pino';
 import { AppModule, type ResolvedConfig } from './app.module.js';
 import { type AppConfig } from './config/app-config.js';
 import { resolveJwtSecret } from './config/jwt-secret.js';
+import { boundJsonBodies } from './core/body-shape.js';
 import { drainEarlyAnswers } from './core/early-answers.js';
 import { answerFrameworkError } from './core/framework-errors.js';
 import { createRootLogger, NestPinoLogger } from './core/logger.js';
@@ -73,6 +74,7 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
     if (!reply.hasHeader('x-request-id')) void reply.header('x-request-id', request.id);
   });
   drainEarlyAnswers(fastify);
+  boundJsonBodies(fastify);
   fastify.addHook('onResponse', (request, reply, done) => {
     // `request.log` carries the request id, and the caller's id once the token was checked.
     request.log.info(
