@@ -14,10 +14,11 @@ import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 import { clearTimeout, setTimeout } from 'node:timers';
-import { fileURLToPath, URL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import argon2 from 'argon2';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { scratchDatabase } from './scratch-database.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const RESULTS_DIR = path.join(BENCH_DIR, 'results');
@@ -78,22 +79,13 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 async function provideDatabase() {
   const external = process.env.DATABASE_URL?.trim();
   if (external) {
-    const name = `mas_bench_${process.pid}_${Date.now()}`;
-    const admin = new pg.Client({ connectionString: external });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
+    const database = await scratchDatabase(external, 'mas_bench');
     cleanups.push(async () => {
-      const client = new pg.Client({ connectionString: external });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-      log(`dropped database ${name}`);
+      await database.drop();
+      log(`dropped database ${database.name}`);
     });
-    const url = new URL(external);
-    url.pathname = `/${name}`;
-    log(`database: ${name} on ${url.host} (DATABASE_URL)`);
-    return { kind: 'external', url: url.toString() };
+    log(`database: ${database.name} on ${database.host} (DATABASE_URL)`);
+    return { kind: 'external', url: database.url };
   }
   const { startEmbeddedPostgres, releaseShutdownSignals } =
     await import('../dist/src/database/embedded-postgres.js');

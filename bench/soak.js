@@ -10,9 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
-import { fileURLToPath, URL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import pg from 'pg';
+import { scratchDatabase } from './scratch-database.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
@@ -35,20 +35,9 @@ for (const signal of ['SIGINT', 'SIGTERM'])
 async function databaseUrl() {
   const external = process.env.DATABASE_URL?.trim();
   if (!external) return undefined;
-  const name = `mas_soak_${process.pid}_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: external });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  cleanups.push(async () => {
-    const client = new pg.Client({ connectionString: external });
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await client.end();
-  });
-  const url = new URL(external);
-  url.pathname = `/${name}`;
-  return url.toString();
+  const database = await scratchDatabase(external, 'mas_soak');
+  cleanups.push(database.drop);
+  return database.url;
 }
 
 async function startService() {
