@@ -53,6 +53,16 @@ function discardRest(message: IncomingMessage): void {
     socket.end();
     setTimeout(() => socket.destroy(), EARLY_ANSWER_LINGER_MS).unref();
   };
+  // A body announced as larger than what is left to drain is not waited for: the end is sent at once.
+  const declared = Number(message.headers['content-length']);
+  if (Number.isSafeInteger(declared) && declared - readAtAnswer > EARLY_ANSWER_DRAIN_BYTES) {
+    message.unpipe();
+    message.resume();
+    closing = true;
+    socket.end();
+    setTimeout(() => socket.destroy(), EARLY_ANSWER_LINGER_MS).unref();
+    return;
+  }
   const watch = setInterval(() => {
     if (socket.bytesRead - readAtAnswer > EARLY_ANSWER_DRAIN_BYTES) closeGently();
   }, 25);
