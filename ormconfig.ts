@@ -22,7 +22,11 @@ export const migrations = [
 ];
 
 /** The one description of the database, used by the service and by the migration CLI. */
-export function dataSourceOptions(url: string, poolSize = 10): DataSourceOptions {
+export function dataSourceOptions(
+  url: string,
+  poolSize = 10,
+  statementTimeoutMs = 30_000,
+): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -35,7 +39,7 @@ export function dataSourceOptions(url: string, poolSize = 10): DataSourceOptions
     extra: {
       connectionTimeoutMillis: 5000,
       // Keeps a stuck query from holding a connection forever; the request gets the route's 500.
-      statement_timeout: 30000,
+      statement_timeout: statementTimeoutMs,
       application_name: 'module-admin-service',
     },
   };

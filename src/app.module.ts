@@ -23,7 +23,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         TypeOrmModule.forRoot({
-          ...dataSourceOptions(config.databaseUrl, config.dbPoolSize),
+          ...dataSourceOptions(config.databaseUrl, config.dbPoolSize, config.dbStatementTimeoutMs),
           // Migrations ran before the module was built (see runMigrations); fail fast if the server is gone.
           migrationsRun: false,
           retryAttempts: 3,

@@ -3,10 +3,13 @@ import { type IncomingMessage } from 'node:http';
 import fastifyMultipart from '@fastify/multipart';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { LogController } from 'fastify';
 import { type Logger } from 'pino';
 import { AppModule, type ResolvedConfig } from './app.module.js';
 import { type AppConfig } from './config/app-config.js';
 import { resolveJwtSecret } from './config/jwt-secret.js';
+import { boundJsonBodies } from './core/body-shape.js';
+import { drainEarlyAnswers } from './core/early-answers.js';
 import { answerFrameworkError } from './core/framework-errors.js';
 import { createRootLogger, NestPinoLogger } from './core/logger.js';
 import { Metrics } from './core/metrics.js';
@@ -24,6 +27,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function createApp(config: ResolvedConfig, logger: Logger): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
     loggerInstance: logger,
+    // One line per request, written when it completes (below), so that it can name the caller.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: JSON_BODY_LIMIT,
     // Long enough that an oversized path id is answered as a 400 by its pipe, not as an unknown route: Node
     // refuses a request line over its 16 KiB header limit before the router could see a longer one.
@@ -31,6 +36,15 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
     // What the router answers by itself (a malformed URL, a parameter over that length) stays in the envelope.
     frameworkErrors: answerFrameworkError,
     forceCloseConnections: 'idle',
+    // Off unless TRUST_PROXY names the proxies: a client then cannot choose its own address. Fastify trusts
+    // no one for a bare number (it cannot check the peer), so a hop count is the proxy-addr function for it.
+    trustProxy:
+      typeof config.trustProxy === 'number'
+        ? (
+            (hops: number) => (_address: string, hop: number) =>
+              hop < hops
+          )(config.trustProxy)
+        : config.trustProxy,
     // A well-formed X-Request-Id from a proxy is kept so logs correlate; anything else gets a fresh id.
     genReqId: (request: IncomingMessage) => {
       const incoming = request.headers['x-request-id'];
@@ -54,6 +68,26 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   });
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+  // Middleware (the multipart-only check) can answer before the hook above ran.
+  fastify.addHook('onSend', async (request, reply) => {
+    if (!reply.hasHeader('x-request-id')) void reply.header('x-request-id', request.id);
+  });
+  drainEarlyAnswers(fastify);
+  boundJsonBodies(fastify);
+  fastify.addHook('onResponse', (request, reply, done) => {
+    // `request.log` carries the request id, and the caller's id once the token was checked.
+    request.log.info(
+      {
+        method: request.method,
+        path: request.url,
+        ip: request.ip,
+        statusCode: reply.statusCode,
+        responseTime: Math.round(reply.elapsedTime),
+      },
+      'request completed',
+    );
+    done();
   });
   app.get(Metrics).instrument(fastify);
   app.setGlobalPrefix('api');

@@ -34,7 +34,13 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
+main().catch(async (error: unknown) => {
+  const { StartupError } = await import('./database/postgres-user-access.js');
+  if (error instanceof StartupError) {
+    // Says what is wrong and what to do; a stack trace would only hide that.
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
   process.stderr.write(
     `Failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   );

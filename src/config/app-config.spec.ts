@@ -21,7 +21,18 @@ describe('loadConfig', () => {
       adminEmail: 'admin@localhost',
       adminPassword: undefined,
       swaggerEnabled: true,
+      trustProxy: false,
+      dbStatementTimeoutMs: 30_000,
     });
+  });
+
+  it.each([
+    ['false', false],
+    ['2', 2],
+    ['10.0.0.1', ['10.0.0.1']],
+    ['10.0.0.0/8, 192.168.1.7 ,::1, fd00::/8', ['10.0.0.0/8', '192.168.1.7', '::1', 'fd00::/8']],
+  ])('reads TRUST_PROXY=%j', (value, expected) => {
+    expect(loadConfig({ TRUST_PROXY: value }).trustProxy).toEqual(expected);
   });
 
   it('reads every setting', () => {
@@ -40,6 +51,7 @@ describe('loadConfig', () => {
       ADMIN_EMAIL: 'Root@Uni.example',
       ADMIN_PASSWORD: 'root-password',
       SWAGGER_ENABLED: 'false',
+      DB_STATEMENT_TIMEOUT_MS: '1500',
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -53,6 +65,7 @@ describe('loadConfig', () => {
       dbPoolSize: 25,
       adminEmail: 'root@uni.example',
       swaggerEnabled: false,
+      dbStatementTimeoutMs: 1500,
     });
   });
 
@@ -68,6 +81,11 @@ describe('loadConfig', () => {
     [{ ADMIN_USERNAME: 'a' }, 'ADMIN_USERNAME'],
     [{ ADMIN_EMAIL: 'nope' }, 'ADMIN_EMAIL'],
     [{ ADMIN_PASSWORD: 'short' }, 'ADMIN_PASSWORD'],
+    [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '0' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: 'proxy.local' }, 'TRUST_PROXY'],
+    [{ DB_STATEMENT_TIMEOUT_MS: '5' }, 'DB_STATEMENT_TIMEOUT_MS'],
   ])('refuses %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(`Invalid configuration: ${variable}`);

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 export interface AppConfig {
@@ -15,11 +16,15 @@ export interface AppConfig {
   corsOrigins: string[];
   logLevel: LogLevel;
   dbPoolSize: number;
+  /** PostgreSQL's statement_timeout for every pooled connection, in milliseconds. */
+  dbStatementTimeoutMs: number;
   moduleCodePattern: string;
   adminUsername: string;
   adminEmail: string;
   adminPassword: string | undefined;
   swaggerEnabled: boolean;
+  /** Fastify's `trustProxy`: off, a hop count, or the proxies' addresses/CIDRs (see TRUST_PROXY). */
+  trustProxy: false | number | string[];
   /** Unset: no metrics are served. Otherwise Prometheus metrics on this port of `metricsHost`, apart from the API. */
   metricsPort: number | undefined;
   metricsHost: string;
@@ -106,6 +111,35 @@ function withDatabasePassword(
   // encodeURIComponent first: the URL setter alone would leave '%' as it is, which the driver then decodes.
   url.password = encodeURIComponent(password);
   return url.toString();
+}
+
+/**
+ * TRUST_PROXY: unset or `false` trusts no proxy (the client address is the socket's; X-Forwarded-For is
+ * ignored); a number trusts that many hops; otherwise a comma-separated list of proxy addresses or CIDRs.
+ */
+function trustProxy(env: Env): false | number | string[] {
+  const raw = read(env, 'TRUST_PROXY');
+  if (raw === undefined || raw.toLowerCase() === 'false') return false;
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops < 1 || hops > 10) throw new ConfigError('TRUST_PROXY', `hop count must be 1-10 (got "${raw}")`);
+    return hops;
+  }
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, prefix, ...extra] = entry.split('/');
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || extra.length > 0) {
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `must be false, a hop count, or a comma-separated list of proxy addresses or CIDRs such as ` +
+          `10.0.0.0/8 (got "${entry}")`,
+      );
+    }
+  }
+  return entries;
 }
 
 /** Reads and validates every setting once; nothing else in the service reads `process.env`. */
@@ -200,11 +234,13 @@ export function loadConfig(env: Env): AppConfig {
     corsOrigins,
     logLevel: logLevel as LogLevel,
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 500),
+    dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
     moduleCodePattern,
     adminUsername,
     adminEmail,
     adminPassword,
     swaggerEnabled: bool(env, 'SWAGGER_ENABLED', true),
+    trustProxy: trustProxy(env),
     metricsPort,
     metricsHost: read(env, 'METRICS_HOST') ?? read(env, 'HOST') ?? '0.0.0.0',
     redisUrl,

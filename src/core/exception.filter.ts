@@ -1,5 +1,5 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import { type FastifyReply } from 'fastify';
+import { type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppError, INTERNAL_ERROR_MESSAGE, InternalFailure } from './errors.js';
 
 interface FrameworkError {
@@ -63,7 +63,20 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const { status, message, data } = toErrorResponse(error);
     if (status >= 500) {
       const cause = error instanceof InternalFailure ? error.reason : error;
-      this.logger.error(cause instanceof Error ? (cause.stack ?? cause.message) : String(cause));
+      // Through the request's logger: the line carries the request id and the caller. Only these fields: a
+      // driver error also holds the statement's parameters (a password hash, say), which never reach a log.
+      const err =
+        cause instanceof Error
+          ? {
+              type: cause.name,
+              message: cause.message,
+              code: (cause as { code?: unknown }).code,
+              stack: cause.stack,
+            }
+          : { message: String(cause) };
+      const log = host.switchToHttp().getRequest<FastifyRequest | undefined>()?.log ?? undefined;
+      if (log) log.error({ err }, 'Request failed');
+      else this.logger.error(err.stack ?? err.message);
     }
     void reply.status(status).send({ success: false, data, message });
   }

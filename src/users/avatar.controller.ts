@@ -58,21 +58,15 @@ export class AvatarController {
   async upload(
     @Param('user_id', new IdPipe('user_id')) id: string,
     @Req() request: FastifyRequest,
-    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<UserSummary> {
     // MultipartOnlyMiddleware has answered anything else already; this covers a parser that disagrees.
     if (!request.isMultipart()) throw new NotMultipart();
-    try {
-      return await this.avatars.upload(id, () => {
-        // A client gone before reading began: the parser would wait for a 'close' that has already happened.
-        if (request.raw.destroyed) throw new MalformedMultipart();
-        return request.parts();
-      });
-    } catch (error) {
-      // A body left half-read would hold the connection: close it after this answer.
-      if (!request.raw.complete) void reply.header('connection', 'close');
-      throw error;
-    }
+    // A body left half-read by an error is drained after the answer (core/early-answers.ts).
+    return this.avatars.upload(id, () => {
+      // A client gone before reading began: the parser would wait for a 'close' that has already happened.
+      if (request.raw.destroyed) throw new MalformedMultipart();
+      return request.parts();
+    });
   }
 
   @Get()
