@@ -4,6 +4,8 @@ import { Assignment } from './src/course-modules/assignment.entity.js';
 import { AssignmentFile } from './src/course-modules/assignment-file.entity.js';
 import { CourseModule } from './src/course-modules/course-module.entity.js';
 import { UserModuleRole } from './src/course-modules/user-module-role.entity.js';
+import { AuditEvent } from './src/audit/audit-event.entity.js';
+import { AuditEvents1763900000000 } from './src/database/migrations/1763900000000-AuditEvents.js';
 import { InitialSchema1763700000000 } from './src/database/migrations/1763700000000-InitialSchema.js';
 import { ModuleSearchIndexes1763710000000 } from './src/database/migrations/1763710000000-ModuleSearchIndexes.js';
 import { User } from './src/users/user.entity.js';
@@ -11,9 +13,9 @@ import { User } from './src/users/user.entity.js';
 // COUNT(*) and other int8 results arrive as numbers; ids stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-export const entities = [User, CourseModule, UserModuleRole, Assignment, AssignmentFile];
+export const entities = [User, CourseModule, UserModuleRole, Assignment, AssignmentFile, AuditEvent];
 /** Listed, not globbed: the same list works from `dist/` and under Jest. New migrations are appended here. */
-export const migrations = [InitialSchema1763700000000, ModuleSearchIndexes1763710000000];
+export const migrations = [InitialSchema1763700000000, ModuleSearchIndexes1763710000000, AuditEvents1763900000000];
 
 /** The one description of the database, used by the service and by the migration CLI. */
 export function dataSourceOptions(url: string, poolSize = 10): DataSourceOptions {

@@ -20,6 +20,8 @@ export interface AppConfig {
   adminEmail: string;
   adminPassword: string | undefined;
   swaggerEnabled: boolean;
+  /** Audit events older than this many days are pruned at start and daily; 0 keeps them forever. */
+  auditRetentionDays: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -138,5 +140,6 @@ export function loadConfig(env: Env): AppConfig {
     adminEmail,
     adminPassword,
     swaggerEnabled: bool(env, 'SWAGGER_ENABLED', true),
+    auditRetentionDays: int(env, 'AUDIT_RETENTION_DAYS', 365, 0, 36_500),
   };
 }
