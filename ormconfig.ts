@@ -15,7 +15,11 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 export const entities = [User, CourseModule, UserModuleRole, Assignment, AssignmentFile, AuditEvent];
 /** Listed, not globbed: the same list works from `dist/` and under Jest. New migrations are appended here. */
-export const migrations = [InitialSchema1763700000000, ModuleSearchIndexes1763710000000, AuditEvents1763900000000];
+export const migrations = [
+  InitialSchema1763700000000,
+  ModuleSearchIndexes1763710000000,
+  AuditEvents1763900000000,
+];
 
 /** The one description of the database, used by the service and by the migration CLI. */
 export function dataSourceOptions(url: string, poolSize = 10): DataSourceOptions {

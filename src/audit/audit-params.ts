@@ -17,7 +17,8 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:
 function positiveId(reader: QueryReader, name: string): string | undefined {
   const value = reader.string(name);
   if (value === undefined) return undefined;
-  if (/^\d+$/.test(value) && BigInt(value) >= 1n && BigInt(value) <= INT64_MAX) return BigInt(value).toString();
+  if (/^\d+$/.test(value) && BigInt(value) >= 1n && BigInt(value) <= INT64_MAX)
+    return BigInt(value).toString();
   return reader.invalid(`${name} must be a positive integer`);
 }
 
@@ -65,6 +66,7 @@ function readSort(raw: unknown): boolean {
     .split(',')
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
-  if (entries.some((entry) => entry !== 'at' && entry !== '-at')) throw new ValidationFailed(INVALID_SORT_MESSAGE);
+  if (entries.some((entry) => entry !== 'at' && entry !== '-at'))
+    throw new ValidationFailed(INVALID_SORT_MESSAGE);
   return entries.length > 0 ? entries[0] === 'at' : false;
 }

@@ -84,7 +84,8 @@ export class AuditController {
   @ApiQuery({
     name: 'sort',
     required: false,
-    description: '`at` (oldest first) or `-at` (newest first, the default); ties are broken by id in the same direction.',
+    description:
+      '`at` (oldest first) or `-at` (newest first, the default); ties are broken by id in the same direction.',
     schema: { type: 'string', enum: ['at', '-at'], example: '-at' },
   })
   @ApiOk(200, 'Audit events retrieved successfully', AuditListSchema)

@@ -39,7 +39,8 @@ export interface AuditEventRow {
   client_ip: string | null;
 }
 
-const COLUMNS = 'e.id, e.at, e.actor_id, e.action, e.target_type, e.target_ids, e.summary, e.request_id, e.client_ip';
+const COLUMNS =
+  'e.id, e.at, e.actor_id, e.action, e.target_type, e.target_ids, e.summary, e.request_id, e.client_ip';
 
 /** The only code that reads or writes `audit_events`. */
 @Injectable()

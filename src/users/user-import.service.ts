@@ -9,7 +9,12 @@ import { type CsvRow } from '../core/csv/csv-reader.js';
 import { ImportHasErrors } from '../core/csv/csv.errors.js';
 import { csvDownload } from '../core/csv/csv-writer.js';
 import { type Query } from '../core/query.js';
-import { type PlannedUser, planUserImport, type UserImportColumn, type UserImportResult } from './user-import.js';
+import {
+  type PlannedUser,
+  planUserImport,
+  type UserImportColumn,
+  type UserImportResult,
+} from './user-import.js';
 import { type NewUserRow, UserImportRepository } from './user-import.repository.js';
 import { readUserListFilter } from './user-list-filter.js';
 import { mapWithConcurrency, violatedUniqueIndex } from './user-row.js';
@@ -73,7 +78,9 @@ export class UserImportService {
           targetType: 'user',
           targetIds: toCreate.map((user) => user.row.id!),
           summary: {
-            users: toCreate.map((user) => (user.admin ? { username: user.username, admin: true } : { username: user.username })),
+            users: toCreate.map((user) =>
+              user.admin ? { username: user.username, admin: true } : { username: user.username },
+            ),
           },
         });
       });

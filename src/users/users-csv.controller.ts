@@ -23,7 +23,8 @@ const UserImportRowSchema = schema('UserImportRow', {
     errors: { type: 'array', items: { type: 'string' }, example: ['Email must be a valid email address'] },
     password: {
       type: 'string',
-      description: 'The generated password of a created row that had none; shown once, never stored in clear.',
+      description:
+        'The generated password of a created row that had none; shown once, never stored in clear.',
       example: 'q9yJ1c2n8Vw0bY5tX3r7Zk4eLm6aHs2d',
     },
   },
@@ -96,7 +97,7 @@ export class UsersCsvController {
     const reader = new QueryReader(query);
     const dryRun = readDryRun(query, reader);
     reader.done();
-    const rows = await readCsvUpload(request, USER_IMPORT_REQUIRED, USER_IMPORT_OPTIONAL);
+    const rows = await readCsvUpload(request, reply, USER_IMPORT_REQUIRED, USER_IMPORT_OPTIONAL);
     const result = await this.imports.import(rows, dryRun, context);
     if (dryRun) void reply.status(200);
     return new WithMessage(result, dryRun ? 'Import checked' : 'Users imported');
@@ -121,7 +122,8 @@ export class UsersCsvController {
       'text/csv': {
         schema: {
           type: 'string',
-          example: 'id,username,email,admin,created_at,updated_at\r\n1,admin,admin@localhost,true,2026-11-21T08:41:00.123Z,2026-11-21T08:41:00.123Z\r\n',
+          example:
+            'id,username,email,admin,created_at,updated_at\r\n1,admin,admin@localhost,true,2026-11-21T08:41:00.123Z,2026-11-21T08:41:00.123Z\r\n',
         },
       },
     },
@@ -134,4 +136,3 @@ export class UsersCsvController {
     return this.imports.export(query);
   }
 }
-

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { CsvError, parse } from 'csv-parse';
+import { CsvError, type InfoRecord, parse } from 'csv-parse';
 import {
   CSV_MAX_BYTES,
   CSV_MAX_ROWS,
@@ -31,6 +31,8 @@ export async function readCsv<R extends string, O extends string = never>(
   required: readonly R[],
   optional: readonly O[] = [],
 ): Promise<CsvRow<R | O>[]> {
+  let lastLine = 0;
+  let lastEmptyLines = 0;
   const bounded = limitBytes(source);
   const { head, rest } = await peekFirstLine(bounded);
   const parser = parse({
@@ -41,6 +43,12 @@ export async function readCsv<R extends string, O extends string = never>(
     skip_empty_lines: true,
     skip_records_with_empty_values: true,
     info: true,
+    // Runs as each record is parsed, so the position is known even when a later error discards buffered records.
+    on_record: (record: string[], context: InfoRecord) => {
+      lastLine = context.lines;
+      lastEmptyLines = context.empty_lines;
+      return record;
+    },
   });
   const input = Readable.from(
     (async function* () {
@@ -49,8 +57,8 @@ export async function readCsv<R extends string, O extends string = never>(
     })(),
   );
   // A limit error from the source must reach the caller as itself, not as a parse error.
-  let sourceError: unknown;
-  input.on('error', (error) => {
+  let sourceError: Error | undefined;
+  input.on('error', (error: Error) => {
     sourceError = error;
     parser.destroy(error);
   });
@@ -59,15 +67,11 @@ export async function readCsv<R extends string, O extends string = never>(
   const columns = new Map<string, number>();
   const rows: CsvRow<R | O>[] = [];
   let header = true;
-  let lastLine = 0;
-  let lastEmptyLines = 0;
   try {
     for await (const { record, info } of parser as AsyncIterable<{
       record: string[];
       info: { lines: number; empty_lines: number };
     }>) {
-      lastLine = info.lines;
-      lastEmptyLines = info.empty_lines;
       if (header) {
         record.forEach((name, index) => {
           const key = name.trim().toLowerCase();
@@ -102,7 +106,8 @@ export async function readCsv<R extends string, O extends string = never>(
 /** The line to name for a parse error: an unclosed quote is reported where its record started. */
 function malformedLine(error: CsvError, lastLine: number, lastEmptyLines: number): number {
   const { lines, empty_lines: emptyLines } = error as CsvError & { lines?: number; empty_lines?: number };
-  if (error.code === 'CSV_QUOTE_NOT_CLOSED') return lastLine + 1 + Math.max((emptyLines ?? 0) - lastEmptyLines, 0);
+  if (error.code === 'CSV_QUOTE_NOT_CLOSED')
+    return lastLine + 1 + Math.max((emptyLines ?? 0) - lastEmptyLines, 0);
   return lines ?? lastLine + 1;
 }
 

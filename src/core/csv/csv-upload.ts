@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { applyDecorators, Injectable, type NestMiddleware } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiBody, ApiConsumes } from '@nestjs/swagger';
-import { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppError, ValidationFailed } from '../errors.js';
 import { type CsvRow, readCsv } from './csv-reader.js';
 import { CSV_MAX_BYTES, ImportFileTooLarge } from './csv.errors.js';
@@ -73,7 +73,9 @@ export class CsvUploadOnlyMiddleware implements NestMiddleware {
 
 type MultipartRequest = FastifyRequest & {
   isMultipart(): boolean;
-  parts(options?: { limits?: { fileSize?: number; files?: number } }): AsyncIterableIterator<
+  parts(options?: {
+    limits?: { fileSize?: number; files?: number };
+  }): AsyncIterableIterator<
     { type: 'file'; fieldname: string; file: Readable } | { type: 'field'; fieldname: string }
   >;
 };
@@ -89,7 +91,8 @@ export async function withCsvUpload<T>(
   const multipart = request as MultipartRequest;
   if (!multipart.isMultipart()) {
     const body = request.body;
-    return read(body instanceof Readable ? body : Readable.from([]));
+    // Not destroyed when reading stops early (a limit): Node then discards the rest of the body itself.
+    return read(body instanceof Readable ? body.iterator({ destroyOnReturn: false }) : Readable.from([]));
   }
   let result: { value: T } | undefined;
   let files = 0;
@@ -117,10 +120,17 @@ export async function withCsvUpload<T>(
 }
 
 /** The rows of the uploaded CSV (a `text/csv` body or the multipart part `file`), read by {@link readCsv}. */
-export function readCsvUpload<R extends string, O extends string = never>(
+export async function readCsvUpload<R extends string, O extends string = never>(
   request: FastifyRequest,
+  reply: FastifyReply,
   required: readonly R[],
   optional: readonly O[] = [],
 ): Promise<CsvRow<R | O>[]> {
-  return withCsvUpload(request, (source) => readCsv(source, required, optional));
+  try {
+    return await withCsvUpload(request, (source) => readCsv(source, required, optional));
+  } catch (error) {
+    // A body refused before its end is not read further: the connection closes after the answer.
+    if (!request.raw.readableEnded) void reply.header('connection', 'close');
+    throw error;
+  }
 }

@@ -8,7 +8,12 @@ const FORMULA_START = /^[=+\-@\t\r]/;
 /** A cell as text, prefixed with `'` when a spreadsheet would run it as a formula (SPEC §9). */
 export function csvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = value instanceof Date ? value.toISOString() : String(value);
+  const text =
+    value instanceof Date
+      ? value.toISOString()
+      : typeof value === 'object'
+        ? JSON.stringify(value)
+        : String(value as string | number | boolean | bigint);
   return FORMULA_START.test(text) ? `'${text}` : text;
 }
 
