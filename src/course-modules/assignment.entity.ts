@@ -2,6 +2,7 @@ import {
   Column,
   CreateDateColumn,
   Entity,
+  Index,
   JoinColumn,
   ManyToOne,
   PrimaryGeneratedColumn,
@@ -10,8 +11,12 @@ import {
 } from 'typeorm';
 import { CourseModule } from './course-module.entity.js';
 
-/** Coursework set in a module. Not exposed over HTTP yet; deleted with its module. */
+/**
+ * Coursework set in a module. Not exposed over HTTP and not used at run time through this class: it stays as
+ * the schema of the `assignments` table, which the module and user delete paths clear with their own SQL.
+ */
 @Entity({ name: 'assignments' })
+@Index('ix_assignments_module', ['moduleId'])
 export class Assignment {
   @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
   id!: number;
@@ -42,6 +47,6 @@ export class Assignment {
   updatedAt!: Date;
 
   @ManyToOne(() => CourseModule, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'module_id' })
+  @JoinColumn({ name: 'module_id', foreignKeyConstraintName: 'assignments_module_id_fkey' })
   module?: Relation<CourseModule>;
 }

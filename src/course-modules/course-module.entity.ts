@@ -1,8 +1,23 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  PrimaryGeneratedColumn,
+  Unique,
+  UpdateDateColumn,
+} from 'typeorm';
 
-/** A course module ("module" on the wire; named apart from Nest modules). */
+/**
+ * A course module ("module" on the wire; named apart from Nest modules). The list's text filters are served
+ * by trigram GIN indexes (`gin_trgm_ops`, from the pg_trgm extension) that the schema builder cannot express:
+ * declared by name with `synchronize: false`, created by the ModuleSearchIndexes migration.
+ */
 @Entity({ name: 'modules' })
 @Unique('uq_modules_code_year', ['code', 'year'])
+@Index('ix_modules_code_trgm', { synchronize: false })
+@Index('ix_modules_description_trgm', { synchronize: false })
+@Index('ix_modules_year', ['year'])
 export class CourseModule {
   @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
   id!: number;

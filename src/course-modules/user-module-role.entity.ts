@@ -2,6 +2,7 @@ import {
   Column,
   CreateDateColumn,
   Entity,
+  Index,
   JoinColumn,
   ManyToOne,
   PrimaryColumn,
@@ -11,8 +12,12 @@ import { User } from '../users/user.entity.js';
 import { CourseModule } from './course-module.entity.js';
 import { ModuleRole } from './module-role.js';
 
-/** One user's one role in one module. */
+/**
+ * One user's one role in one module. The primary key (user_id, module_id) serves "modules of a user";
+ * the role index serves "people of a module, by role".
+ */
 @Entity({ name: 'user_module_roles' })
+@Index('ix_user_module_roles_module_role', ['moduleId', 'role'])
 export class UserModuleRole {
   @PrimaryColumn({ name: 'user_id', type: 'bigint' })
   userId!: number;
@@ -27,10 +32,10 @@ export class UserModuleRole {
   createdAt!: Date;
 
   @ManyToOne(() => User, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'user_id' })
+  @JoinColumn({ name: 'user_id', foreignKeyConstraintName: 'user_module_roles_user_id_fkey' })
   user?: Relation<User>;
 
   @ManyToOne(() => CourseModule, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'module_id' })
+  @JoinColumn({ name: 'module_id', foreignKeyConstraintName: 'user_module_roles_module_id_fkey' })
   module?: Relation<CourseModule>;
 }

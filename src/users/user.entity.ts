@@ -1,6 +1,13 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
+/**
+ * A person who signs in. Usernames and emails are unique ignoring case: the migrations create unique
+ * expression indexes on `lower(username)` and `lower(email)`, which the schema builder cannot express, so they
+ * are declared by name with `synchronize: false` (the builder neither creates nor drops them).
+ */
 @Entity({ name: 'users' })
+@Index('uq_users_username_lower', { synchronize: false })
+@Index('uq_users_email_lower', { synchronize: false })
 export class User {
   @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
   id!: number;
