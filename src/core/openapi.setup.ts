@@ -37,6 +37,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Students', 'The students of a module')
     .addTag('Users', 'User administration and avatars')
     .addTag('Health', 'Probes for Kubernetes')
+    .addTag('Audit', 'Who changed what, and when')
     .build();
   const document = SwaggerModule.createDocument(app, config);
   document.components = {
