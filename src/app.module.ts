@@ -8,6 +8,7 @@ import { ConfigModule } from './config/config.module.js';
 import { CoreModule } from './core/core.module.js';
 import { CourseModulesModule } from './course-modules/course-modules.module.js';
 import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './core/metrics.js';
 import { StorageModule } from './storage/storage.module.js';
 import { UsersModule } from './users/users.module.js';
 
@@ -29,6 +30,7 @@ export class AppModule {
           retryDelay: 1000,
         }),
         CoreModule,
+        MetricsModule,
         StorageModule,
         AuthModule,
         HealthModule,

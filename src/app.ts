@@ -10,6 +10,7 @@ import { resolveJwtSecret } from './config/jwt-secret.js';
 import { registerCsvBodyParser } from './core/csv/csv-upload.js';
 import { answerFrameworkError } from './core/framework-errors.js';
 import { createRootLogger, NestPinoLogger } from './core/logger.js';
+import { Metrics } from './core/metrics.js';
 import { setupOpenApi } from './core/openapi.setup.js';
 import { registerSecurityHeaders } from './core/security-headers.js';
 import { provideDatabase, runMigrations } from './database/database.js';
@@ -57,6 +58,7 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   fastify.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  app.get(Metrics).instrument(fastify);
   app.setGlobalPrefix('api');
   // Before any route exists, so that every route (docs included) gets its headers.
   await registerSecurityHeaders(app);

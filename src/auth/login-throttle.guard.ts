@@ -1,18 +1,25 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { type FastifyRequest } from 'fastify';
+import { Metrics } from '../core/metrics.js';
 import { TooManyLoginAttempts } from './auth.errors.js';
 import { LoginThrottle } from './login-throttle.js';
 
 /** Runs before body validation, so a throttled client is refused whatever it sends. */
 @Injectable()
 export class LoginThrottleGuard implements CanActivate {
-  constructor(private readonly throttle: LoginThrottle) {}
+  constructor(
+    private readonly throttle: LoginThrottle,
+    private readonly metrics: Metrics,
+  ) {}
 
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const body = request.body as { username?: unknown } | null | undefined;
     const username = typeof body?.username === 'string' ? body.username : undefined;
-    if (this.throttle.isBlocked(username, request.ip)) throw new TooManyLoginAttempts();
+    if (this.throttle.isBlocked(username, request.ip)) {
+      this.metrics.loginThrottled();
+      throw new TooManyLoginAttempts();
+    }
     return true;
   }
 }

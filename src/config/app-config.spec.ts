@@ -76,3 +76,23 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ JWT_SECRET: 'short-secret-value' })).toThrow(/^((?!short-secret-value).)*$/);
   });
 });
+
+describe('loadConfig: metrics', () => {
+  it('serves no metrics unless METRICS_PORT is set, and listens on HOST by default', () => {
+    expect(loadConfig({})).toMatchObject({ metricsPort: undefined, metricsHost: '0.0.0.0' });
+    expect(loadConfig({ HOST: '10.0.0.5', METRICS_PORT: '9464' })).toMatchObject({
+      metricsPort: 9464,
+      metricsHost: '10.0.0.5',
+    });
+    expect(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '127.0.0.1' }).metricsHost).toBe('127.0.0.1');
+  });
+
+  it.each([
+    [{ METRICS_PORT: 'on' }],
+    [{ METRICS_PORT: '65536' }],
+    [{ METRICS_PORT: '3000' }],
+    [{ PORT: '9000', METRICS_PORT: '9000' }],
+  ])('refuses %j naming METRICS_PORT', (env) => {
+    expect(() => loadConfig(env)).toThrow('Invalid configuration: METRICS_PORT');
+  });
+});

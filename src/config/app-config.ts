@@ -20,6 +20,9 @@ export interface AppConfig {
   adminEmail: string;
   adminPassword: string | undefined;
   swaggerEnabled: boolean;
+  /** Unset: no metrics are served. Otherwise Prometheus metrics on this port of `metricsHost`, apart from the API. */
+  metricsPort: number | undefined;
+  metricsHost: string;
   /** Audit events older than this many days are pruned at start and daily; 0 keeps them forever. */
   auditRetentionDays: number;
 }
@@ -123,6 +126,13 @@ export function loadConfig(env: Env): AppConfig {
     }
   }
 
+  // Off unless set; 0 picks a free port (tests).
+  const metricsPort =
+    read(env, 'METRICS_PORT') === undefined ? undefined : int(env, 'METRICS_PORT', 0, 0, 65535);
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === int(env, 'PORT', 3000, 0, 65535)) {
+    throw new ConfigError('METRICS_PORT', 'must differ from PORT: metrics are served apart from the API');
+  }
+
   return {
     nodeEnv,
     port: int(env, 'PORT', 3000, 0, 65535),
@@ -140,6 +150,8 @@ export function loadConfig(env: Env): AppConfig {
     adminEmail,
     adminPassword,
     swaggerEnabled: bool(env, 'SWAGGER_ENABLED', true),
+    metricsPort,
+    metricsHost: read(env, 'METRICS_HOST') ?? read(env, 'HOST') ?? '0.0.0.0',
     auditRetentionDays: int(env, 'AUDIT_RETENTION_DAYS', 365, 0, 36_500),
   };
 }

@@ -30,6 +30,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         'paste the token.',
     )
     .setVersion('1.0.0')
+    // Relative: the API is at the same origin as the document, wherever the service is deployed.
+    .addServer('/', 'The host that serves this document')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'bearer')
     .addTag('Auth', 'Sign in, the current user, password change')
     .addTag('Modules', 'Course modules')
@@ -39,6 +41,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Health', 'Probes for Kubernetes')
     .addTag('Audit', 'Who changed what, and when')
     .build();
+  // Internal to the university (package.json: UNLICENSED); there is no licence text at a URL to point to.
+  config.info.license = { name: 'Proprietary' };
   const document = SwaggerModule.createDocument(app, config);
   document.components = {
     ...document.components,
@@ -119,6 +123,8 @@ function completeOperations(document: OpenAPIObject, access: Map<string, Handler
     ] as const) {
       if (!operation) continue;
       const handler = operation.operationId ? access.get(operation.operationId) : undefined;
+      // An empty list says "no credentials", where a missing one would mean "whatever the document's default is".
+      if (handler?.isPublic) operation.security = [];
       if (handler && !handler.isPublic) {
         operation.security ??= [];
         if (!operation.security.some((requirement) => 'bearer' in requirement)) {

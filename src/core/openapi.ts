@@ -39,13 +39,19 @@ export function schema(name: string, definition: SchemaObject): ReferenceObject 
   return { $ref: `#/components/schemas/${name}` };
 }
 
+/**
+ * Always `null`. OpenAPI 3.0 has no null type and `nullable` needs a `type` beside it, or validators reject every
+ * example; the `enum` keeps the object type from admitting anything but `null`.
+ */
+const NULL_DATA: SchemaObject = { type: 'object', nullable: true, enum: [null] };
+
 export const ErrorEnvelope = schema('ErrorEnvelope', {
   type: 'object',
   required: ['success', 'data', 'message'],
   additionalProperties: false,
   properties: {
     success: { type: 'boolean', enum: [false] },
-    data: { nullable: true, enum: [null] },
+    data: NULL_DATA,
     message: { type: 'string' },
   },
 });
@@ -58,7 +64,7 @@ export function envelope(data: Schema | null, message: string): SchemaObject {
     additionalProperties: false,
     properties: {
       success: { type: 'boolean', enum: [true] },
-      data: data ?? { nullable: true, enum: [null] },
+      data: data ?? NULL_DATA,
       message: { type: 'string', example: message },
     },
   };
