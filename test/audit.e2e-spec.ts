@@ -1,8 +1,7 @@
 import { AuditService } from '../src/audit/audit.service.js';
+import { failure } from './modules-fixtures.js';
 import { useTestApp } from './support/app.js';
 import { makeUser, tokenFor, type UserRow } from './support/factories.js';
-
-const failure = (message: string) => ({ success: false, data: null, message });
 
 describe('Audit trail (GET /api/audit)', () => {
   const { app, api } = useTestApp();

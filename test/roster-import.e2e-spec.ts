@@ -1,4 +1,5 @@
 import { ModuleRole } from '../src/course-modules/module-role.js';
+import { failure, INVALID_ROLE, PERMISSION_DENIED } from './modules-fixtures.js';
 import { useTestApp } from './support/app.js';
 import { auditEvents, csvLines, postCsv } from './support/csv.js';
 import {
@@ -9,10 +10,6 @@ import {
   tokenFor,
   type UserRow,
 } from './support/factories.js';
-
-const PERMISSION_DENIED = 'You do not have permission to perform this action';
-const INVALID_ROLE = 'role must be one of Lecturer, AssistantLecturer, Tutor, Student';
-const failure = (message: string) => ({ success: false, data: null, message });
 
 describe('Roster import and export', () => {
   const { app, api } = useTestApp();

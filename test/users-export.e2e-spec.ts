@@ -1,8 +1,7 @@
+import { failure } from './modules-fixtures.js';
 import { useTestApp } from './support/app.js';
 import { csvLines } from './support/csv.js';
 import { makeUser, tokenFor, type UserRow } from './support/factories.js';
-
-const failure = (message: string) => ({ success: false, data: null, message });
 
 describe('Users export (GET /api/users/export.csv)', () => {
   const { app, api } = useTestApp();

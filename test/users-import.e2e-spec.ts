@@ -1,10 +1,10 @@
+import { failure } from './modules-fixtures.js';
 import { useTestApp } from './support/app.js';
 import { auditEvents, postCsv, postCsvForm } from './support/csv.js';
 import { makeUser, tokenFor, type UserRow } from './support/factories.js';
 
 const CLASH = 'A user with this username or email already exists';
 const USERNAME_MESSAGE = "Username must be 3-64 characters of letters, digits, '.', '_' or '-'";
-const failure = (message: string) => ({ success: false, data: null, message });
 
 describe('Users import (POST /api/users/import)', () => {
   const { app, api } = useTestApp();
@@ -252,7 +252,7 @@ describe('Users import (POST /api/users/import)', () => {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'text/csv' },
       body,
       duplex: 'half',
-    } as RequestInit);
+    });
     expect(response.status).toBe(413);
     expect(await response.json()).toEqual(failure('Import file too large'));
   });

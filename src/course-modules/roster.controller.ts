@@ -4,7 +4,7 @@ import { type FastifyReply, type FastifyRequest } from 'fastify';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { CsvUpload, readCsvUpload } from '../core/csv/csv-upload.js';
-import { CSV_IMPORT_MESSAGES } from '../core/csv/csv.errors.js';
+import { ApiImportHasErrors, CSV_IMPORT_MESSAGES } from '../core/csv/csv.errors.js';
 import { type AuthUser, CurrentUser, WithMessage } from '../core/decorators.js';
 import { PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
 import { ApiErrors, ApiOk, errorResponse, schema } from '../core/openapi.js';
@@ -111,19 +111,7 @@ export class RosterController {
     schema: { type: 'boolean', default: false },
   })
   @ApiOk(200, 'Roster imported', RosterImportResultSchema)
-  @ApiResponse({
-    status: 422,
-    description: 'Import has errors; nothing was changed',
-    schema: {
-      type: 'object',
-      required: ['success', 'data', 'message'],
-      properties: {
-        success: { type: 'boolean', enum: [false] },
-        data: RosterImportResultSchema,
-        message: { type: 'string', example: 'Import has errors; nothing was changed' },
-      },
-    },
-  })
+  @ApiImportHasErrors(RosterImportResultSchema)
   @ApiErrors({
     ...CSV_IMPORT_MESSAGES,
     400: [

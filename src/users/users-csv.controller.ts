@@ -4,7 +4,7 @@ import { type FastifyReply, type FastifyRequest } from 'fastify';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { CsvUpload, readCsvUpload } from '../core/csv/csv-upload.js';
-import { CSV_IMPORT_MESSAGES } from '../core/csv/csv.errors.js';
+import { ApiImportHasErrors, CSV_IMPORT_MESSAGES } from '../core/csv/csv.errors.js';
 import { AdminOnly, ResponseMessage, WithMessage } from '../core/decorators.js';
 import { ApiErrors, ApiOk, errorResponse, schema } from '../core/openapi.js';
 import { type Query as QueryParams, QueryReader } from '../core/query.js';
@@ -74,19 +74,7 @@ export class UsersCsvController {
   @DRY_RUN_QUERY
   @ApiOk(201, 'Users imported', UserImportResultSchema)
   @ApiOk(200, 'Import checked', UserImportResultSchema, 'Import checked (dry run)')
-  @ApiResponse({
-    status: 422,
-    description: 'Import has errors; nothing was changed',
-    schema: {
-      type: 'object',
-      required: ['success', 'data', 'message'],
-      properties: {
-        success: { type: 'boolean', enum: [false] },
-        data: UserImportResultSchema,
-        message: { type: 'string', example: 'Import has errors; nothing was changed' },
-      },
-    },
-  })
+  @ApiImportHasErrors(UserImportResultSchema)
   @ApiErrors({ ...CSV_IMPORT_MESSAGES, 400: [...CSV_IMPORT_MESSAGES[400], 'dry_run must be true or false'] })
   async import(
     @Req() request: FastifyRequest,

@@ -413,7 +413,8 @@ export function bodyArbitrary(
 
 /** CSV text for import routes: the documented example, shuffled cells, quotes, delimiters, BOMs and NULs. */
 function csvBody(schema: unknown) {
-  const example = String((schema as { example?: unknown } | undefined)?.example ?? 'a,b\n1,2\n');
+  const documented = (schema as { example?: unknown } | undefined)?.example;
+  const example = typeof documented === 'string' ? documented : 'a,b\n1,2\n';
   const header = example.split(/\r?\n/)[0];
   const cell = fc.oneof(
     fc.string({ maxLength: 12 }),

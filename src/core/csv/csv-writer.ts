@@ -5,15 +5,8 @@ import { stringify } from 'csv-stringify';
 /** Characters that make a spreadsheet read a cell as a formula (or hide one behind whitespace). */
 const FORMULA_START = /^[=+\-@\t\r]/;
 
-/** A cell as text, prefixed with `'` when a spreadsheet would run it as a formula (SPEC §9). */
-export function csvCell(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  const text =
-    value instanceof Date
-      ? value.toISOString()
-      : typeof value === 'object'
-        ? JSON.stringify(value)
-        : String(value as string | number | boolean | bigint);
+/** A text cell, prefixed with `'` when a spreadsheet would run it as a formula (SPEC §9). */
+export function csvCell(text: string): string {
   return FORMULA_START.test(text) ? `'${text}` : text;
 }
 

@@ -1,4 +1,6 @@
+import { ApiResponse } from '@nestjs/swagger';
 import { AppError, ValidationFailed } from '../errors.js';
+import { type Schema } from '../openapi.js';
 
 /** The largest import body: 5 MiB (SPEC §9). */
 export const CSV_MAX_BYTES = 5 * 1024 * 1024;
@@ -47,3 +49,19 @@ export const CSV_IMPORT_MESSAGES = {
   413: ['Import file too large', `At most ${CSV_MAX_ROWS} rows are allowed per import`],
   415: ['Unsupported content type'],
 };
+
+/** The 422 of an import: the error envelope carrying the per-row result as `data`. */
+export const ApiImportHasErrors = (result: Schema) =>
+  ApiResponse({
+    status: 422,
+    description: 'Import has errors; nothing was changed',
+    schema: {
+      type: 'object',
+      required: ['success', 'data', 'message'],
+      properties: {
+        success: { type: 'boolean', enum: [false] },
+        data: result,
+        message: { type: 'string', example: 'Import has errors; nothing was changed' },
+      },
+    },
+  });
