@@ -24,7 +24,7 @@ const RESULTS_DIR = path.join(BENCH_DIR, 'results');
 
 const SEED = { modules: 20_000, users: 2_000, rolesPerUser: 30, staffUsers: 200, rosterStudents: 140 };
 const PASSWORD = 'bench-password-0123';
-// The service's own argon2 profile (src/auth/password-hasher.ts), so a login costs what it costs in production.
+// The service's own argon2 profile (src/users/password-hasher.ts), so a login costs what it costs in production.
 const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
 const LOAD = {
   connections: 10,

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../ormconfig.js';
-import { PasswordHasher } from './auth/password-hasher.js';
+import { PasswordHasher } from './users/password-hasher.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { provideDatabase, runMigrations } from './database/database.js';
 import {

@@ -1,5 +1,5 @@
 import { AuditService } from '../src/audit/audit.service.js';
-import { failure } from './modules-fixtures.js';
+import { failure } from './support/modules-fixtures.js';
 import { useTestApp } from './support/app.js';
 import { makeUser, tokenFor, type UserRow } from './support/factories.js';
 

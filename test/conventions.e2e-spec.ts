@@ -1,14 +1,13 @@
 import { startTestApp, useTestApp } from './support/app.js';
+import { freshAdmin } from './support/fresh-admin.js';
 import { client } from './support/http.js';
-import { makeUser, tokenFor } from './support/factories.js';
 
 /** SPEC §1: the envelope on every framework error, body framing, path ids. */
 describe('conventions (SPEC §1)', () => {
   const { app, api } = useTestApp();
   let token: string;
   beforeEach(async () => {
-    await app.reset();
-    token = tokenFor(await makeUser(app.dataSource, { admin: true }));
+    ({ token } = await freshAdmin(app));
   });
 
   const error = (message: string) => ({ success: false, data: null, message });

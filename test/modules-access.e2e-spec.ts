@@ -1,7 +1,7 @@
 import { startTestApp, type TestApp } from './support/app.js';
 import { makeModule, makeUser, tokenFor } from './support/factories.js';
 import { client, type Client } from './support/http.js';
-import { failure, PERMISSION_DENIED } from './modules-fixtures.js';
+import { failure, PERMISSION_DENIED } from './support/modules-fixtures.js';
 
 interface Route {
   method: string;

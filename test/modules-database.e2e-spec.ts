@@ -3,7 +3,7 @@ import { ModuleRole } from '../src/course-modules/module-role.js';
 import { startTestApp, testDatabaseUrl, type TestApp } from './support/app.js';
 import { assignRole, makeModule, makeUser, tokenFor } from './support/factories.js';
 import { client, type Client } from './support/http.js';
-import { failure } from './modules-fixtures.js';
+import { failure } from './support/modules-fixtures.js';
 
 /**
  * Database failures answer each route's 500 message from the seed, and the service recovers without a

@@ -3,33 +3,23 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ModuleRole } from '../src/course-modules/module-role.js';
 import { startTestApp, useTestApp } from './support/app.js';
-import {
-  assignRole,
-  makeModule,
-  makeUser,
-  type ModuleRow,
-  tokenFor,
-  type UserRow,
-} from './support/factories.js';
+import { freshAdmin } from './support/fresh-admin.js';
+import { assignRole, makeModule, makeUser, type ModuleRow, tokenFor } from './support/factories.js';
 import {
   addAssignmentWithFile,
   failure,
   PERMISSION_DENIED,
   rowsOfModule,
   storedFiles,
-} from './modules-fixtures.js';
+} from './support/modules-fixtures.js';
 
 const NO_ROWS = { modules: 0, user_module_roles: 0, assignments: 0, assignment_files: 0 };
 
 describe('module deletion', () => {
   const { app, api } = useTestApp();
-  let admin: UserRow;
   let adminToken: string;
   beforeEach(async () => {
-    await app.reset();
-    await rm(app.config.storageDir, { recursive: true, force: true });
-    admin = await makeUser(app.dataSource, { admin: true });
-    adminToken = tokenFor(admin);
+    ({ token: adminToken } = await freshAdmin(app, { clearStorage: true }));
   });
 
   /** A module with two role holders, two assignments and two files on disk. */

@@ -17,7 +17,7 @@ import {
   PERMISSION_DENIED,
   roleOf,
   userJson,
-} from './modules-fixtures.js';
+} from './support/modules-fixtures.js';
 
 const NOT_ASSIGNED = 'Some users are not assigned with this role';
 

@@ -1,5 +1,6 @@
 import { ModuleRole } from '../src/course-modules/module-role.js';
 import { useTestApp } from './support/app.js';
+import { freshAdmin } from './support/fresh-admin.js';
 import {
   assignRole,
   makeModule,
@@ -8,16 +9,14 @@ import {
   tokenFor,
   type UserRow,
 } from './support/factories.js';
-import { failure, moduleJson, PERMISSION_DENIED, userJson } from './modules-fixtures.js';
+import { failure, moduleJson, PERMISSION_DENIED, userJson } from './support/modules-fixtures.js';
 
 describe('module reads', () => {
   const { app, api } = useTestApp();
   let admin: UserRow;
   let adminToken: string;
   beforeEach(async () => {
-    await app.reset();
-    admin = await makeUser(app.dataSource, { admin: true });
-    adminToken = tokenFor(admin);
+    ({ admin, token: adminToken } = await freshAdmin(app));
   });
 
   describe('GET /api/modules/{module_id}', () => {

@@ -1,5 +1,6 @@
 import { ModuleRole } from '../src/course-modules/module-role.js';
 import { useTestApp } from './support/app.js';
+import { freshAdmin } from './support/fresh-admin.js';
 import {
   assignRole,
   makeModule,
@@ -8,7 +9,14 @@ import {
   tokenFor,
   type UserRow,
 } from './support/factories.js';
-import { failure, ids, INVALID_SORT, PERMISSION_DENIED, roleOf, userJson } from './modules-fixtures.js';
+import {
+  failure,
+  ids,
+  INVALID_SORT,
+  PERMISSION_DENIED,
+  roleOf,
+  userJson,
+} from './support/modules-fixtures.js';
 
 describe('module students', () => {
   const { app, api } = useTestApp();
@@ -20,8 +28,7 @@ describe('module students', () => {
   let students: UserRow[];
   let outsider: UserRow;
   beforeEach(async () => {
-    await app.reset();
-    adminToken = tokenFor(await makeUser(app.dataSource, { admin: true }));
+    ({ token: adminToken } = await freshAdmin(app));
     module = await makeModule(app.dataSource);
     lecturer = await makeUser(app.dataSource);
     assistant = await makeUser(app.dataSource);

@@ -1,7 +1,8 @@
 import { startTestApp, type TestApp, useTestApp } from './support/app.js';
-import { makeModule, makeUser, type ModuleRow, tokenFor, type UserRow } from './support/factories.js';
+import { freshAdmin } from './support/fresh-admin.js';
+import { makeModule, makeUser, type ModuleRow, tokenFor } from './support/factories.js';
 import { client } from './support/http.js';
-import { failure, moduleJson, PERMISSION_DENIED } from './modules-fixtures.js';
+import { failure, moduleJson, PERMISSION_DENIED } from './support/modules-fixtures.js';
 
 const CODE = 'Module code must be in format ABC123';
 const YEAR = 'Year must be between 1900 and 9999';
@@ -13,12 +14,9 @@ const valid = { code: 'CSC101', year: 2026, description: 'Intro', credits: 15 };
 
 describe('module create and edit', () => {
   const { app, api } = useTestApp();
-  let admin: UserRow;
   let adminToken: string;
   beforeEach(async () => {
-    await app.reset();
-    admin = await makeUser(app.dataSource, { admin: true });
-    adminToken = tokenFor(admin);
+    ({ token: adminToken } = await freshAdmin(app));
   });
 
   const stored = async (id: number) =>

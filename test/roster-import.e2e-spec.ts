@@ -1,5 +1,5 @@
 import { ModuleRole } from '../src/course-modules/module-role.js';
-import { failure, INVALID_ROLE, PERMISSION_DENIED } from './modules-fixtures.js';
+import { failure, INVALID_ROLE, PERMISSION_DENIED } from './support/modules-fixtures.js';
 import { useTestApp } from './support/app.js';
 import { auditEvents, csvLines, postCsv } from './support/csv.js';
 import {

@@ -1,25 +1,22 @@
-import { mkdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AvatarFiles } from '../src/users/avatar-files.js';
 import { AvatarService } from '../src/users/avatar.service.js';
 import { useTestApp } from './support/app.js';
+import { freshAdmin } from './support/fresh-admin.js';
 import { makeUser, tokenFor, type UserRow } from './support/factories.js';
-import { abortedUpload, eventually, filesUnder, image, upload, uploadFile } from './users-helpers.js';
+import { abortedUpload, eventually, filesUnder, image, upload, uploadFile } from './support/users-helpers.js';
 
 const TWO_MIB = 2 * 1024 * 1024;
 
 describe('Users API: avatars', () => {
   const { app, api } = useTestApp();
-  let admin: UserRow;
   let token: string;
   let user: UserRow;
 
   beforeEach(async () => {
-    await app.reset();
     // Tables are emptied between tests; the files of earlier tests go too.
-    await rm(app.config.storageDir, { recursive: true, force: true });
-    admin = await makeUser(app.dataSource, { admin: true });
-    token = tokenFor(admin);
+    ({ token } = await freshAdmin(app, { clearStorage: true }));
     user = await makeUser(app.dataSource);
   });
 

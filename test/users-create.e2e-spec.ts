@@ -1,5 +1,6 @@
 import { useTestApp } from './support/app.js';
-import { makeUser, tokenFor, type UserRow } from './support/factories.js';
+import { freshAdmin } from './support/fresh-admin.js';
+import { makeUser, tokenFor } from './support/factories.js';
 
 const PASSWORD_MESSAGE = 'Password must be 8-128 characters';
 const USERNAME_MESSAGE = "Username must be 3-64 characters of letters, digits, '.', '_' or '-'";
@@ -7,13 +8,10 @@ const EMAIL_MESSAGE = 'Email must be a valid email address';
 
 describe('Users API: create and bulk create', () => {
   const { app, api } = useTestApp();
-  let admin: UserRow;
   let token: string;
 
   beforeEach(async () => {
-    await app.reset();
-    admin = await makeUser(app.dataSource, { admin: true, username: 'root', email: 'root@example.edu' });
-    token = tokenFor(admin);
+    ({ token } = await freshAdmin(app, { username: 'root', email: 'root@example.edu' }));
   });
 
   const userCount = async () => Number((await app.dataSource.query(`SELECT count(*) AS n FROM users`))[0].n);

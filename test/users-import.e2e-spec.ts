@@ -1,4 +1,4 @@
-import { failure } from './modules-fixtures.js';
+import { failure } from './support/modules-fixtures.js';
 import { useTestApp } from './support/app.js';
 import { auditEvents, postCsv, postCsvForm } from './support/csv.js';
 import { makeUser, tokenFor, type UserRow } from './support/factories.js';

@@ -1,4 +1,5 @@
 import { useTestApp } from './support/app.js';
+import { freshAdmin } from './support/fresh-admin.js';
 import { makeUser, tokenFor, type UserRow } from './support/factories.js';
 
 describe('GET /api/users', () => {
@@ -7,9 +8,7 @@ describe('GET /api/users', () => {
   let token: string;
 
   beforeEach(async () => {
-    await app.reset();
-    admin = await makeUser(app.dataSource, { admin: true, username: 'root', email: 'root@example.edu' });
-    token = tokenFor(admin);
+    ({ admin, token } = await freshAdmin(app, { username: 'root', email: 'root@example.edu' }));
   });
 
   const list = (query = '') => api.get(`/api/users${query}`, { token });

@@ -1,7 +1,8 @@
 import { ModuleRole } from '../src/course-modules/module-role.js';
 import { useTestApp } from './support/app.js';
+import { freshAdmin } from './support/fresh-admin.js';
 import { assignRole, makeModule, makeUser, tokenFor, type UserRow } from './support/factories.js';
-import { nextSecond } from './users-helpers.js';
+import { nextSecond } from './support/users-helpers.js';
 
 const PERMISSION_DENIED = 'You do not have permission to perform this action';
 
@@ -12,9 +13,7 @@ describe('Users API: read, update, delete, modules of a user', () => {
   let user: UserRow;
 
   beforeEach(async () => {
-    await app.reset();
-    admin = await makeUser(app.dataSource, { admin: true, username: 'root', email: 'root@example.edu' });
-    token = tokenFor(admin);
+    ({ admin, token } = await freshAdmin(app, { username: 'root', email: 'root@example.edu' }));
     user = await makeUser(app.dataSource, { username: 'jsmith', email: 'jsmith@example.edu' });
   });
 

@@ -1,4 +1,4 @@
-import { INT64_MAX } from '../core/id.pipe.js';
+import { INT64_MAX } from '../core/ids.js';
 import { type Query, QueryReader } from '../core/query.js';
 import { INVALID_SORT_MESSAGE } from '../core/query.js';
 import { ValidationFailed } from '../core/errors.js';

@@ -1,7 +1,8 @@
 import { Body, Controller, Get, HttpCode, Post, Put, Req, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiAuthenticated, ApiErrors, ApiOk } from '../core/openapi.js';
-import { SessionSchema, UserSummarySchema } from '../core/openapi.schemas.js';
+import { UserSummarySchema } from '../users/user.schemas.js';
+import { SessionSchema } from './auth.schemas.js';
 import { type FastifyRequest } from 'fastify';
 import { CurrentUser, type AuthUser, Public, ResponseMessage } from '../core/decorators.js';
 import { AuthService, type Session } from './auth.service.js';

@@ -1,10 +1,9 @@
 import { Module } from '@nestjs/common';
 import { JwtModule } from '@nestjs/jwt';
 import { PassportModule } from '@nestjs/passport';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG } from '../config/config.module.js';
 import { type AppConfig } from '../config/app-config.js';
-import { User } from '../users/user.entity.js';
+import { UsersModule } from '../users/users.module.js';
 import { AdminBootstrap } from './admin-bootstrap.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
@@ -12,13 +11,11 @@ import { jwtKey } from './jwt-key.js';
 import { JwtStrategy } from './jwt.strategy.js';
 import { LoginThrottle } from './login-throttle.js';
 import { LoginThrottleGuard } from './login-throttle.guard.js';
-import { PasswordHasher } from './password-hasher.js';
 import { TokenService } from './token.service.js';
-import { UserAccessCache } from './user-access.cache.js';
 
 @Module({
   imports: [
-    TypeOrmModule.forFeature([User]),
+    UsersModule,
     PassportModule,
     JwtModule.registerAsync({
       inject: [APP_CONFIG],
@@ -31,16 +28,7 @@ import { UserAccessCache } from './user-access.cache.js';
     }),
   ],
   controllers: [AuthController],
-  providers: [
-    AuthService,
-    AdminBootstrap,
-    JwtStrategy,
-    LoginThrottle,
-    LoginThrottleGuard,
-    PasswordHasher,
-    TokenService,
-    UserAccessCache,
-  ],
-  exports: [PasswordHasher, TokenService, UserAccessCache],
+  providers: [AuthService, AdminBootstrap, JwtStrategy, LoginThrottle, LoginThrottleGuard, TokenService],
+  exports: [TokenService],
 })
 export class AuthModule {}

@@ -1,16 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import { AuthenticationRequired } from '../core/errors.js';
-import { User } from '../users/user.entity.js';
 import { toUserSummary, type UserSummary } from '../users/user.mapper.js';
+import { UsersRepository } from '../users/users.repository.js';
 import { InvalidCredentials, WrongCurrentPassword } from './auth.errors.js';
 import { type ChangePasswordDto } from './dto/change-password.dto.js';
 import { type LoginDto } from './dto/login.dto.js';
 import { LoginThrottle } from './login-throttle.js';
-import { PasswordHasher } from './password-hasher.js';
+import { PasswordHasher } from '../users/password-hasher.js';
 import { type IssuedToken, TokenService } from './token.service.js';
-import { UserAccessCache } from './user-access.cache.js';
+import { UserAccessCache } from '../users/user-access.cache.js';
 
 export interface Session extends IssuedToken {
   user: UserSummary;
@@ -19,23 +17,16 @@ export interface Session extends IssuedToken {
 @Injectable()
 export class AuthService {
   constructor(
-    @InjectRepository(User) private readonly users: Repository<User>,
+    private readonly users: UsersRepository,
     private readonly hasher: PasswordHasher,
     private readonly tokens: TokenService,
     private readonly throttle: LoginThrottle,
     private readonly access: UserAccessCache,
   ) {}
 
-  private findByUsername(username: string): Promise<User | null> {
-    return this.users
-      .createQueryBuilder('u')
-      .where('lower(u.username) = lower(:username)', { username })
-      .getOne();
-  }
-
   async login({ username, password }: LoginDto, clientIp: string): Promise<Session> {
     // No stored username holds a NUL (PostgreSQL text cannot): such a login simply fails.
-    const user = username.includes('\u0000') ? null : await this.findByUsername(username);
+    const user = username.includes('\u0000') ? null : await this.users.findByUsername(username);
     // An unknown username is verified against a decoy hash, so both failures take the same time.
     const valid = await this.hasher.verify(user?.passwordHash, password);
     if (!user || !valid) {
@@ -46,27 +37,24 @@ export class AuthService {
   }
 
   async me(userId: number): Promise<UserSummary> {
-    const user = await this.users.findOneBy({ id: userId });
+    const user = await this.users.findById(userId);
     if (!user) throw new AuthenticationRequired();
     return toUserSummary(user);
   }
 
   async changePassword(userId: number, dto: ChangePasswordDto): Promise<Session> {
-    const user = await this.users.findOneBy({ id: userId });
+    const user = await this.users.findById(userId);
     if (!user) throw new AuthenticationRequired();
     if (!(await this.hasher.verify(user.passwordHash, dto.current_password)))
       throw new WrongCurrentPassword();
     const changedAt = new Date();
-    await this.users.update(
-      { id: userId },
-      {
-        passwordHash: await this.hasher.hash(dto.new_password),
-        passwordChangedAt: changedAt,
-        updatedAt: changedAt,
-      },
-    );
+    const updated = await this.users.update(String(userId), {
+      passwordHash: await this.hasher.hash(dto.new_password),
+      passwordChangedAt: changedAt,
+      updatedAt: changedAt,
+    });
+    if (!updated) throw new AuthenticationRequired();
     this.access.invalidate(userId);
-    const updated = await this.users.findOneByOrFail({ id: userId });
     return { ...this.tokens.issue(updated, changedAt), user: toUserSummary(updated) };
   }
 }

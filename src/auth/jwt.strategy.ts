@@ -6,7 +6,7 @@ import { type AppConfig } from '../config/app-config.js';
 import { type AuthUser } from '../core/decorators.js';
 import { InvalidToken } from '../core/errors.js';
 import { jwtKey } from './jwt-key.js';
-import { UserAccessCache } from './user-access.cache.js';
+import { UserAccessCache } from '../users/user-access.cache.js';
 
 interface Claims {
   sub?: unknown;

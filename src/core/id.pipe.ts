@@ -1,13 +1,6 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
 import { ValidationFailed } from './errors.js';
-
-/** The largest PostgreSQL `bigint`. */
-export const INT64_MAX = 2n ** 63n - 1n;
-
-/** Whether `value` is an integer id within PostgreSQL's `bigint` range (JSON numbers in bodies). */
-export function isInt64(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && Math.abs(value) <= Number(INT64_MAX);
-}
+import { INT64_MAX } from './ids.js';
 
 /**
  * A path id: a positive integer within 64 bits, else 400 `<param> must be a positive integer`.

@@ -14,7 +14,6 @@ import { type FastifyInstance, type FastifyReply } from 'fastify';
 import { FAILURE_MESSAGE, IS_ADMIN_ONLY, IS_PUBLIC } from './decorators.js';
 import { INTERNAL_ERROR_MESSAGE, PERMISSION_DENIED_MESSAGE } from './errors.js';
 import { errorResponse, namedSchemas, UNAUTHENTICATED_MESSAGES } from './openapi.js';
-import './openapi.schemas.js';
 
 export const DOCS_PATH = '/api/docs';
 export const DOCS_JSON_PATH = '/api/docs-json';

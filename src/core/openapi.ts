@@ -9,7 +9,7 @@
  *   dataSchema)` for the success response and `@ApiErrors({ 400: [...messages], 404: [...] })` for the failures.
  *   `@ApiAuthenticated()` / `@ApiAdmin()` add bearer security with the 401 (and 403) responses.
  * - Response data schemas are plain JSON Schema registered by name with `schema(name, definition)`, which returns
- *   a `$ref`. Shared resources of SPEC §3 live in `openapi.schemas.ts`.
+ *   a `$ref`. Each feature declares its resources beside its controllers (`*.schemas.ts`).
  * - Query parameters: `@ApiQuery({ name, required: false, schema })`; `ApiPagingQuery()` for page/per_page,
  *   `ApiSortQuery(fields)` for sort.
  * - Added to every operation when the document is built (openapi.setup.ts), from the same metadata the guards

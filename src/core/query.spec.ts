@@ -1,13 +1,5 @@
 import { ValidationFailed } from './errors.js';
-import {
-  containsPattern,
-  INVALID_SORT_MESSAGE,
-  orderByClause,
-  parseInt32,
-  parseSort,
-  QueryReader,
-  toPaging,
-} from './query.js';
+import { INVALID_SORT_MESSAGE, parseInt32, parseSort, QueryReader, toPaging } from './query.js';
 
 describe('parseInt32', () => {
   it.each([
@@ -110,18 +102,4 @@ describe('parseSort', () => {
       expect(() => parseSort(raw, fields)).toThrow(new ValidationFailed(INVALID_SORT_MESSAGE));
     },
   );
-
-  it('builds ORDER BY with nulls last and the id tie-breaker', () => {
-    expect(orderByClause(parseSort('-year,code', fields), 'm.id')).toBe(
-      'm.year DESC NULLS LAST, m.code ASC NULLS LAST, m.id ASC',
-    );
-    expect(orderByClause([], 'm.id')).toBe('m.id ASC');
-  });
-});
-
-describe('containsPattern', () => {
-  it('escapes LIKE wildcards and the escape character', () => {
-    expect(containsPattern('a%b_c\\d')).toBe('%a\\%b\\_c\\\\d%');
-    expect(containsPattern('')).toBe('%%');
-  });
 });

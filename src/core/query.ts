@@ -102,14 +102,3 @@ export function parseSort(raw: unknown, fields: Readonly<Record<string, string>>
   }
   return keys;
 }
-
-/** `ORDER BY` text for the keys, nulls last both ways, always ending with `<idColumn>` ascending. */
-export function orderByClause(keys: SortKey[], idColumn: string): string {
-  const parts = keys.map((key) => `${key.column} ${key.descending ? 'DESC' : 'ASC'} NULLS LAST`);
-  return [...parts, `${idColumn} ASC`].join(', ');
-}
-
-/** A `LIKE`/`ILIKE` pattern matching `text` as a literal substring (`%`, `_` and `\` match themselves). */
-export function containsPattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
-}

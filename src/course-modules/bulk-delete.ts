@@ -1,4 +1,4 @@
-import { INT64_MAX } from '../core/id.pipe.js';
+import { INT64_MAX } from '../core/ids.js';
 import { MODULE_NOT_FOUND_MESSAGE } from './module.errors.js';
 
 export const DUPLICATE_MODULE_ID_MESSAGE = 'Duplicate module ID';

@@ -16,7 +16,7 @@ import {
   ModuleSchema,
   ModuleWithPersonnelSchema,
   MyModulesSchema,
-} from '../core/openapi.schemas.js';
+} from './module.schemas.js';
 import { type Query as QueryParams } from '../core/query.js';
 import { bulkDeleteMessage, type BulkDeleteResult } from './bulk-delete.js';
 import {

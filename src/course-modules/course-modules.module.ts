@@ -1,23 +1,40 @@
 import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
 import { CsvUploadOnlyMiddleware } from '../core/csv/csv-upload.js';
+import { Transactions } from '../database/transactions.js';
+import { UsersModule } from '../users/users.module.js';
+import { CourseModule } from './course-module.entity.js';
 import { CourseModulesController } from './course-modules.controller.js';
+import { CourseModulesRepository } from './course-modules.repository.js';
 import { CourseModulesService } from './course-modules.service.js';
 import { ModuleBodyPipe } from './dto/module-body.pipe.js';
 import { ModuleFiles } from './module-files.js';
+import { ModuleRolesRepository } from './module-roles.repository.js';
 import { PersonnelController, StudentsController } from './personnel.controller.js';
 import { PersonnelService } from './personnel.service.js';
 import { RosterController } from './roster.controller.js';
 import { RosterRepository } from './roster.repository.js';
 import { RosterService } from './roster.service.js';
+import { UserModuleRole } from './user-module-role.entity.js';
+import { UserModulesController } from './user-modules.controller.js';
 
-/** Modules API with personnel and students (SPEC §4). Queries are plain SQL on the DataSource. */
+/** Modules API with personnel and students (SPEC §4), and each user's modules. */
 @Module({
-  imports: [AuditModule],
-  controllers: [CourseModulesController, PersonnelController, StudentsController, RosterController],
+  imports: [TypeOrmModule.forFeature([CourseModule, UserModuleRole]), UsersModule, AuditModule],
+  controllers: [
+    CourseModulesController,
+    PersonnelController,
+    StudentsController,
+    UserModulesController,
+    RosterController,
+  ],
   providers: [
     CourseModulesService,
     PersonnelService,
+    CourseModulesRepository,
+    ModuleRolesRepository,
+    Transactions,
     ModuleFiles,
     ModuleBodyPipe,
     RosterService,

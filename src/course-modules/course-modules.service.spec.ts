@@ -1,72 +1,97 @@
-import { type DataSource } from 'typeorm';
+import { type Transaction, type Transactions } from '../database/transactions.js';
+import { type UsersService } from '../users/users.service.js';
+import { type CourseModulesRepository, type DeletedModules } from './course-modules.repository.js';
 import { CourseModulesService } from './course-modules.service.js';
 import { type ModuleFiles } from './module-files.js';
+import { type ModuleRolesRepository } from './module-roles.repository.js';
 
-/** A data source that records each statement and answers like PostgreSQL would through TypeORM. */
-function recordingDataSource(existing: string[]) {
-  const statements: { sql: string; params: unknown[] }[] = [];
-  const query = (sql: string, params: unknown[] = []) => {
-    statements.push({ sql: sql.replace(/\s+/g, ' ').trim(), params });
-    const requested = params[0] as string[];
-    const found = existing.filter((id) => requested.includes(id));
-    if (sql.includes('FOR UPDATE')) return Promise.resolve(found.map((id) => ({ id })));
-    if (sql.includes('RETURNING storage_key'))
-      return Promise.resolve([found.map((id) => ({ key: `elsewhere/${id}` })), 0]);
-    return Promise.resolve([[], found.length]);
-  };
-  const dataSource = {
-    transaction: (work: (manager: { query: typeof query }) => Promise<unknown>) => work({ query }),
-  } as unknown as DataSource;
-  return { dataSource, statements };
+/** A module repository over a fixed set of existing ids that records each bulk delete it is asked for. */
+function fakeModules(existing: string[]) {
+  const deletes: { ids: readonly string[]; transaction: Transaction }[] = [];
+  const repository = {
+    deleteWithDependents: (ids: readonly string[], transaction: Transaction): Promise<DeletedModules> => {
+      deletes.push({ ids, transaction });
+      const found = existing.filter((id) => ids.includes(id));
+      return Promise.resolve({ ids: found, storageKeys: found.map((id) => `elsewhere/${id}`) });
+    },
+  } as unknown as CourseModulesRepository;
+  return { repository, deletes };
+}
+
+/** Runs the work with a marker transaction and counts the transactions opened. */
+function fakeTransactions() {
+  const marker = { transaction: true } as unknown as Transaction;
+  const opened: Transaction[] = [];
+  const transactions = {
+    run: <T>(work: (transaction: Transaction) => Promise<T>) => {
+      opened.push(marker);
+      return work(marker);
+    },
+  } as unknown as Transactions;
+  return { transactions, opened, marker };
+}
+
+function fakeFiles() {
+  const removed: [readonly string[], readonly string[]][] = [];
+  const files = {
+    removeDeleted: (ids: readonly string[], keys: readonly string[]) => {
+      removed.push([ids, keys]);
+      return Promise.resolve();
+    },
+  } as unknown as ModuleFiles;
+  return { files, removed };
+}
+
+function service(existing: string[]) {
+  const modules = fakeModules(existing);
+  const tx = fakeTransactions();
+  const storage = fakeFiles();
+  const subject = new CourseModulesService(
+    modules.repository,
+    {} as ModuleRolesRepository,
+    {} as UsersService,
+    tx.transactions,
+    storage.files,
+  );
+  return { subject, modules, tx, storage };
 }
 
 describe(CourseModulesService.name, () => {
-  const files = () => {
-    const removed: [string[], string[]][] = [];
-    const fake = {
-      removeDeleted: (ids: string[], keys: string[]) => {
-        removed.push([ids, keys]);
-        return Promise.resolve();
-      },
-    } as unknown as ModuleFiles;
-    return { fake, removed };
-  };
-
-  it('deletes any number of modules with the same five set-based statements', async () => {
+  it('deletes the distinct candidate ids in one transaction, then their files', async () => {
     const existing = Array.from({ length: 600 }, (_, i) => String(i + 1));
-    for (const requested of [[1], existing.map(Number).concat([5000, 1])]) {
-      const { dataSource, statements } = recordingDataSource(existing);
-      const storage = files();
-      const result = await new CourseModulesService(dataSource, storage.fake).bulkRemove(requested);
-      expect(statements.map((s) => s.sql.split(' WHERE')[0])).toEqual([
-        'SELECT m.id::text AS id FROM modules m',
-        'DELETE FROM assignment_files',
-        'DELETE FROM assignments',
-        'DELETE FROM user_module_roles',
-        'DELETE FROM modules',
-      ]);
-      expect(statements.every((s) => s.sql.includes('= ANY($1::bigint[])'))).toBe(true);
-      expect(result.deleted).toBe(Math.min(requested.length, 600));
-      // Files go after the transaction, for the deleted modules only, with any key outside their folders.
-      expect(storage.removed).toHaveLength(1);
-      expect(storage.removed[0][0]).toHaveLength(result.deleted);
-      expect(storage.removed[0][1][0]).toBe('elsewhere/1');
-    }
+    const { subject, modules, tx, storage } = service(existing);
+    const requested = existing.map(Number).concat([5000, 1]);
+    const result = await subject.bulkRemove(requested);
+    expect(tx.opened).toHaveLength(1);
+    expect(modules.deletes).toHaveLength(1);
+    expect(modules.deletes[0].transaction).toBe(tx.marker);
+    expect(modules.deletes[0].ids).toEqual([...existing, '5000']);
+    expect(result.deleted).toBe(600);
+    expect(result.failed).toEqual([
+      { id: 5000, error: 'Module not found' },
+      { id: 1, error: 'Duplicate module ID' },
+    ]);
+    // Files go after the transaction, for the deleted modules only, with any key outside their folders.
+    expect(storage.removed).toHaveLength(1);
+    expect(storage.removed[0][0]).toHaveLength(600);
+    expect(storage.removed[0][1][0]).toBe('elsewhere/1');
   });
 
-  it('stops after the locking read when no module exists', async () => {
-    const { dataSource, statements } = recordingDataSource([]);
-    const storage = files();
-    const result = await new CourseModulesService(dataSource, storage.fake).bulkRemove([7, 8]);
-    expect(statements).toHaveLength(1);
-    expect(result.failed).toHaveLength(2);
+  it('reports every id as not found when none exists', async () => {
+    const { subject, storage } = service([]);
+    const result = await subject.bulkRemove([7, 8]);
+    expect(result.failed).toEqual([
+      { id: 7, error: 'Module not found' },
+      { id: 8, error: 'Module not found' },
+    ]);
     expect(storage.removed).toEqual([[[], []]]);
   });
 
   it('does not touch the database for ids that cannot exist', async () => {
-    const { dataSource, statements } = recordingDataSource(['1']);
-    const result = await new CourseModulesService(dataSource, files().fake).bulkRemove([0, -3]);
-    expect(statements).toHaveLength(0);
+    const { subject, modules, tx } = service(['1']);
+    const result = await subject.bulkRemove([0, -3]);
+    expect(modules.deletes).toHaveLength(0);
+    expect(tx.opened).toHaveLength(0);
     expect(result).toEqual({
       deleted: 0,
       failed: [
@@ -74,5 +99,11 @@ describe(CourseModulesService.name, () => {
         { id: -3, error: 'Module not found' },
       ],
     });
+  });
+
+  it('answers 404 for a single delete of a module that does not exist', async () => {
+    const { subject } = service(['1']);
+    await expect(subject.remove('2')).rejects.toMatchObject({ message: 'Module not found' });
+    await expect(subject.remove('1')).resolves.toBeUndefined();
   });
 });

@@ -1,33 +1,30 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, QueryFailedError } from 'typeorm';
 import { type AuthUser } from '../core/decorators.js';
 import { InternalFailure, PermissionDenied } from '../core/errors.js';
-import { type UserSummarySource } from '../users/user.mapper.js';
+import { violatedUniqueConstraint } from '../database/sql.js';
+import { Transactions } from '../database/transactions.js';
+import { UsersService } from '../users/users.service.js';
 import { bulkDeleteResult, type BulkDeleteResult, candidateIds } from './bulk-delete.js';
+import {
+  CODE_YEAR_CONSTRAINT,
+  CourseModulesRepository,
+  type ModuleValues,
+} from './course-modules.repository.js';
 import { type ModuleInput } from './dto/module-body.dto.js';
 import { canReadModule } from './module-access.js';
 import { DuplicateModule, ModuleNotFound } from './module.errors.js';
 import { ModuleFiles } from './module-files.js';
 import {
   type ModuleResponse,
-  type ModuleSource,
   type ModuleWithPersonnel,
+  type ModuleWithRole,
   type MyModules,
   toModuleResponse,
   toModuleWithPersonnel,
   toMyModules,
 } from './module.mapper.js';
-import {
-  MODULE_PERSONNEL_SQL,
-  MODULE_WITH_CALLER_ROLE_SQL,
-  type ModuleListFilter,
-  moduleListQuery,
-  MY_MODULES_SQL,
-  type PageRow,
-  splitPage,
-} from './module-queries.js';
-import { type ModuleRole } from './module-role.js';
+import { type ModuleListFilter } from './module-queries.js';
+import { type MemberRow, ModuleRolesRepository } from './module-roles.repository.js';
 
 export const PERSONNEL_FAILURE_MESSAGE = 'Failed to retrieve assigned personnel';
 
@@ -38,30 +35,31 @@ export interface ModuleList {
   total: number;
 }
 
-const UNIQUE_VIOLATION = '23505';
-const CODE_YEAR_CONSTRAINT = 'uq_modules_code_year';
+const isCodeYearClash = (error: unknown) => violatedUniqueConstraint(error) === CODE_YEAR_CONSTRAINT;
 
-function isCodeYearClash(error: unknown): boolean {
-  if (!(error instanceof QueryFailedError)) return false;
-  const cause = error.driverError as { code?: string; constraint?: string };
-  return cause.code === UNIQUE_VIOLATION && cause.constraint === CODE_YEAR_CONSTRAINT;
-}
-
-const MODULE_RETURNING = `RETURNING id, code, year, description, credits,
-            created_at AS "createdAt", updated_at AS "updatedAt"`;
+const valuesOf = (input: ModuleInput): ModuleValues => ({
+  code: input.code,
+  year: input.year,
+  description: input.description ?? null,
+  credits: input.credits,
+});
 
 @Injectable()
 export class CourseModulesService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly modules: CourseModulesRepository,
+    private readonly roles: ModuleRolesRepository,
+    private readonly users: UsersService,
+    private readonly transactions: Transactions,
     private readonly files: ModuleFiles,
   ) {}
 
   /** Admins see every module; others only those where they hold a role (decided in the SQL). */
   async list(viewer: AuthUser, filter: Omit<ModuleListFilter, 'memberId'>): Promise<ModuleList> {
-    const { sql, params } = moduleListQuery({ ...filter, memberId: viewer.admin ? undefined : viewer.id });
-    const rows = await this.dataSource.query<PageRow<ModuleSource>[]>(sql, params);
-    const { items, total } = splitPage(rows);
+    const { items, total } = await this.modules.page({
+      ...filter,
+      memberId: viewer.admin ? undefined : viewer.id,
+    });
     return {
       modules: items.map(toModuleResponse),
       page: filter.paging.page,
@@ -71,23 +69,24 @@ export class CourseModulesService {
   }
 
   async mine(userId: number): Promise<MyModules> {
-    const rows = await this.dataSource.query<(ModuleSource & { role: ModuleRole })[]>(MY_MODULES_SQL, [
-      userId,
-    ]);
-    return toMyModules(rows);
+    return toMyModules(await this.modules.ofMember(userId));
+  }
+
+  /** `GET /api/users/{id}/modules`: 404 for an unknown user, else every module with the user's role in it. */
+  async ofUser(userId: string): Promise<ModuleWithRole[]> {
+    await this.users.requireUser(userId);
+    const rows = await this.modules.ofMember(userId);
+    return rows.map((row) => ({ ...toModuleResponse(row), role: row.role }));
   }
 
   /** Existence first (404 for everyone), then access (403), then the personnel in a second query. */
   async read(moduleId: string, viewer: AuthUser): Promise<ModuleWithPersonnel> {
-    const [module] = await this.dataSource.query<(ModuleSource & { callerRole: ModuleRole | null })[]>(
-      MODULE_WITH_CALLER_ROLE_SQL,
-      [moduleId, viewer.id],
-    );
+    const module = await this.modules.withCallerRole(moduleId, viewer.id);
     if (!module) throw new ModuleNotFound();
     if (!canReadModule({ admin: viewer.admin, role: module.callerRole })) throw new PermissionDenied();
-    let personnel: (UserSummarySource & { role: ModuleRole })[];
+    let personnel: MemberRow[];
     try {
-      personnel = await this.dataSource.query(MODULE_PERSONNEL_SQL, [moduleId]);
+      personnel = await this.roles.holders(moduleId);
     } catch (error) {
       throw new InternalFailure(PERSONNEL_FAILURE_MESSAGE, error);
     }
@@ -96,12 +95,7 @@ export class CourseModulesService {
 
   async create(input: ModuleInput): Promise<ModuleResponse> {
     try {
-      const [row] = await this.dataSource.query<ModuleSource[]>(
-        `INSERT INTO modules (code, year, description, credits) VALUES ($1, $2, $3, $4)
-         ${MODULE_RETURNING}`,
-        [input.code, input.year, input.description ?? null, input.credits],
-      );
-      return toModuleResponse(row);
+      return toModuleResponse(await this.modules.insert(valuesOf(input)));
     } catch (error) {
       throw isCodeYearClash(error) ? new DuplicateModule() : error;
     }
@@ -109,20 +103,14 @@ export class CourseModulesService {
 
   /** Replaces the whole module (an omitted description becomes null) and bumps `updated_at`. */
   async update(moduleId: string, input: ModuleInput): Promise<ModuleResponse> {
-    let rows: ModuleSource[];
+    let updated: Awaited<ReturnType<CourseModulesRepository['replace']>>;
     try {
-      // UPDATE … RETURNING comes back from TypeORM as [rows, affected].
-      [rows] = await this.dataSource.query<[ModuleSource[], number]>(
-        `UPDATE modules SET code = $2, year = $3, description = $4, credits = $5, updated_at = now()
-         WHERE id = $1
-         ${MODULE_RETURNING}`,
-        [moduleId, input.code, input.year, input.description ?? null, input.credits],
-      );
+      updated = await this.modules.replace(moduleId, valuesOf(input));
     } catch (error) {
       throw isCodeYearClash(error) ? new DuplicateModule() : error;
     }
-    if (rows.length === 0) throw new ModuleNotFound();
-    return toModuleResponse(rows[0]);
+    if (!updated) throw new ModuleNotFound();
+    return toModuleResponse(updated);
   }
 
   async remove(moduleId: string): Promise<void> {
@@ -137,29 +125,14 @@ export class CourseModulesService {
   }
 
   /**
-   * Deletes the modules that exist among `ids` (exact decimal strings) with everything that belongs to them:
-   * one transaction, one statement per table whatever the number of ids; then their files. Returns the ids
-   * deleted.
+   * Deletes the modules that exist among `ids` (exact decimal strings) with everything that belongs to them in
+   * one transaction, then their files. Returns the ids deleted.
    */
   private async deleteModules(ids: readonly string[]): Promise<Set<string>> {
-    const { deleted, storageKeys } = await this.dataSource.transaction(async (manager) => {
-      // Locking in id order first keeps concurrent deletes of overlapping sets from deadlocking.
-      const locked = await manager.query<{ id: string }[]>(
-        `SELECT m.id::text AS id FROM modules m WHERE m.id = ANY($1::bigint[]) ORDER BY m.id FOR UPDATE`,
-        [ids],
-      );
-      const found = locked.map((row) => row.id);
-      if (found.length === 0) return { deleted: found, storageKeys: [] };
-      const [files] = await manager.query<[{ key: string }[], number]>(
-        `DELETE FROM assignment_files WHERE module_id = ANY($1::bigint[]) RETURNING storage_key AS key`,
-        [found],
-      );
-      await manager.query(`DELETE FROM assignments WHERE module_id = ANY($1::bigint[])`, [found]);
-      await manager.query(`DELETE FROM user_module_roles WHERE module_id = ANY($1::bigint[])`, [found]);
-      await manager.query(`DELETE FROM modules WHERE id = ANY($1::bigint[])`, [found]);
-      return { deleted: found, storageKeys: files.map((file) => file.key) };
-    });
-    await this.files.removeDeleted(deleted, storageKeys);
-    return new Set(deleted);
+    const deleted = await this.transactions.run((transaction) =>
+      this.modules.deleteWithDependents(ids, transaction),
+    );
+    await this.files.removeDeleted(deleted.ids, deleted.storageKeys);
+    return new Set(deleted.ids);
   }
 }

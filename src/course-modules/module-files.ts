@@ -1,7 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { StorageService } from '../storage/storage.service.js';
+import { CourseModulesRepository } from './course-modules.repository.js';
 
 const MODULES_FOLDER = 'modules';
 
@@ -18,7 +17,7 @@ export class ModuleFiles implements OnApplicationBootstrap {
 
   constructor(
     private readonly storage: StorageService,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly modules: CourseModulesRepository,
   ) {}
 
   /**
@@ -41,11 +40,7 @@ export class ModuleFiles implements OnApplicationBootstrap {
   async sweep(): Promise<string[]> {
     const orphans: string[] = [];
     for await (const batch of this.storage.idFolderBatches(MODULES_FOLDER)) {
-      const rows = await this.dataSource.query<{ id: string }[]>(
-        `SELECT id::text AS id FROM modules WHERE id = ANY($1::bigint[])`,
-        [batch],
-      );
-      const existing = new Set(rows.map((row) => row.id));
+      const existing = await this.modules.existingIds(batch);
       orphans.push(...batch.filter((name) => !existing.has(name)));
     }
     for (const id of orphans) await this.storage.remove(moduleFolder(id));

@@ -1,5 +1,5 @@
 import { toPaging } from '../core/query.js';
-import { eligibleUsersQuery, moduleListQuery, personnelListQuery, splitPage } from './module-queries.js';
+import { eligibleUsersQuery, moduleListQuery, personnelListQuery } from './module-queries.js';
 import { ModuleRole } from './module-role.js';
 
 const paging = toPaging(2, 10);
@@ -58,18 +58,5 @@ describe('user list queries', () => {
       'WHERE NOT EXISTS (SELECT 1 FROM user_module_roles r WHERE r.user_id = u.id AND r.module_id = $1)',
     );
     expect(params).toEqual(['9', 10, 10]);
-  });
-});
-
-describe('splitPage', () => {
-  it('separates items from the total, and an empty page from its null row', () => {
-    expect(splitPage([{ id: null, total: 7 }])).toEqual({ items: [], total: 7 });
-    expect(splitPage([])).toEqual({ items: [], total: 0 });
-    expect(
-      splitPage([
-        { id: 1, total: 2 },
-        { id: 2, total: 2 },
-      ]).items,
-    ).toHaveLength(2);
   });
 });

@@ -1,23 +1,22 @@
-import { containsPattern, orderByClause, type Paging, type SortKey } from '../core/query.js';
+import { type Paging, type SortKey } from '../core/query.js';
+import {
+  containsPattern,
+  orderByClause,
+  pageWithTotal,
+  SqlParams,
+  type SqlQuery,
+  whereClause,
+} from '../database/sql.js';
+import { USER_COLUMNS } from '../users/user-row.js';
 import { type ModuleRole } from './module-role.js';
-import { SqlParams, whereClause } from './sql-params.js';
 
 /**
- * The SQL of the paged lists, built from validated input only (sort expressions come from a whitelist,
- * values are parameters). Each returns the page and the total in one statement: the count and the page are
- * planned separately (an aggregate over the matches, a LIMIT over an index) and joined, so an empty page
- * past the end still carries the total. docs/sql/modules.md shows the plans.
+ * The SQL of the module repositories, built from validated input only (sort expressions come from a whitelist,
+ * values are parameters). Each paged list returns the page and the total in one statement (`pageWithTotal`).
+ * docs/sql/modules.md shows the plans.
  */
-export interface SqlQuery {
-  sql: string;
-  params: unknown[];
-}
-
-const MODULE_COLUMNS = `m.id, m.code, m.year, m.description, m.credits,
+export const MODULE_COLUMNS = `m.id, m.code, m.year, m.description, m.credits,
          m.created_at AS "createdAt", m.updated_at AS "updatedAt"`;
-
-const USER_COLUMNS = `u.id, u.username, u.email, u.admin, u.avatar_key AS "avatarKey",
-         u.created_at AS "createdAt", u.updated_at AS "updatedAt"`;
 
 /** Sort fields of `GET /api/modules` and their SQL. */
 export const MODULE_SORT_FIELDS = {
@@ -37,26 +36,6 @@ export const USER_SORT_FIELDS = {
 
 /** The default order of user lists (`username`), before the id tie-break. */
 export const DEFAULT_USER_SORT: SortKey[] = [{ column: USER_SORT_FIELDS.username, descending: false }];
-
-/** Page plus total: one row per item, each carrying `total`; a single row with null columns when the page is empty. */
-function pageWithTotal(
-  params: SqlParams,
-  from: string,
-  where: string,
-  columns: string,
-  orderBy: string,
-  paging: Paging,
-): string {
-  return `SELECT total.n AS total, page.*
-  FROM (SELECT count(*) AS n ${from} ${where}) total
-  LEFT JOIN LATERAL (
-    SELECT ${columns}
-    ${from}
-    ${where}
-    ORDER BY ${orderBy}
-    LIMIT ${params.add(paging.perPage)} OFFSET ${params.add(paging.offset)}
-  ) page ON true`;
-}
 
 export interface ModuleListFilter {
   /** Set for non-admins: only modules where this user holds a role. */
@@ -160,13 +139,3 @@ export const MODULE_PERSONNEL_SQL = `SELECT r.role, ${USER_COLUMNS}
   JOIN users u ON u.id = r.user_id
   WHERE r.module_id = $1
   ORDER BY lower(u.username) ASC, u.id ASC`;
-
-/** A row of a paged query: the item's columns (all null when the page is empty) and the total. */
-export type PageRow<T> = T & { total: number };
-
-/** The page's items and the total from the rows of a paged query. */
-export function splitPage<T extends { id: unknown }>(
-  rows: readonly PageRow<T>[],
-): { items: T[]; total: number } {
-  return { items: rows.filter((row) => row.id !== null), total: rows[0]?.total ?? 0 };
-}

@@ -1,5 +1,5 @@
 import { ValidateBy, type ValidationOptions } from 'class-validator';
-import { isInt64 } from '../core/id.pipe.js';
+import { isInt64 } from '../core/ids.js';
 import { INVALID_ROLE_MESSAGE, parseModuleRole } from './module-role.js';
 
 /** The body rules of SPEC §4 (create / edit) and §4.1 (personnel), with their exact messages. */

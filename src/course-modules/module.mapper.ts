@@ -31,6 +31,9 @@ export function toModuleResponse(module: ModuleSource): ModuleResponse {
   };
 }
 
+/** A Module with a user's role in it (`GET /api/users/{user_id}/modules`). */
+export type ModuleWithRole = ModuleResponse & { role: ModuleRole };
+
 /** A user in a module's personnel list: User summary plus the role held there. */
 export type PersonnelMember = UserSummary & { role: ModuleRole };
 

@@ -8,8 +8,8 @@ import {
   EnrolledCountSchema,
   PersonnelListSchema,
   RemovedCountSchema,
-  UserListSchema,
-} from '../core/openapi.schemas.js';
+} from './module.schemas.js';
+import { UserListSchema } from '../users/user.schemas.js';
 import { type Query as QueryParams } from '../core/query.js';
 import { type UserSummary } from '../users/user.mapper.js';
 import { PersonnelBodyDto, StudentsBodyDto } from './dto/personnel-body.dto.js';

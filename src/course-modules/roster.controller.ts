@@ -8,7 +8,7 @@ import { ApiImportHasErrors, CSV_IMPORT_MESSAGES } from '../core/csv/csv.errors.
 import { type AuthUser, CurrentUser, WithMessage } from '../core/decorators.js';
 import { PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
 import { ApiErrors, ApiOk, errorResponse, schema } from '../core/openapi.js';
-import { RoleSchema } from '../core/openapi.schemas.js';
+import { RoleSchema } from './module.schemas.js';
 import { type Query as QueryParams, QueryReader } from '../core/query.js';
 import { readUserListParams } from './list-params.js';
 import { MODULE_NOT_FOUND_MESSAGE } from './module.errors.js';

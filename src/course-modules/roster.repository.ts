@@ -2,7 +2,7 @@ import { type Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
-import { containsPattern, orderByClause } from '../core/query.js';
+import { containsPattern, orderByClause } from '../database/sql.js';
 import { streamRows } from '../database/query-stream.js';
 import { type UserListParams } from './list-params.js';
 import { DEFAULT_USER_SORT } from './module-queries.js';

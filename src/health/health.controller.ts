@@ -1,12 +1,9 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ApiOk } from '../core/openapi.js';
 import { Public, ResponseMessage } from '../core/decorators.js';
 import { AppError } from '../core/errors.js';
-
-const PING_TIMEOUT_MS = 1000;
+import { HealthService } from './health.service.js';
 
 const DATABASE_STATUS = {
   type: 'object',
@@ -20,7 +17,7 @@ const DATABASE_STATUS = {
 @ApiTags('Health')
 @Controller('health')
 export class HealthController {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly health: HealthService) {}
 
   @Get()
   @ResponseMessage('Health check passed')
@@ -49,24 +46,8 @@ export class HealthController {
     },
   })
   async ready(): Promise<{ database: 'up' }> {
-    if (!(await this.pingDatabase())) throw new AppError(503, 'Service unavailable', { database: 'down' });
+    if (!(await this.health.databaseUp()))
+      throw new AppError(503, 'Service unavailable', { database: 'down' });
     return { database: 'up' };
-  }
-
-  /** `SELECT 1` within a second; a pool that cannot hand out a connection counts as down too. */
-  private async pingDatabase(): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<false>(
-      (resolve) => (timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS)),
-    );
-    const ping = this.dataSource.query('SELECT 1').then(
-      () => true,
-      () => false,
-    );
-    try {
-      return await Promise.race([ping, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 }

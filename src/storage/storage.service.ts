@@ -6,7 +6,7 @@ import { type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module.js';
-import { INT64_MAX } from '../core/id.pipe.js';
+import { INT64_MAX } from '../core/ids.js';
 import { type AppConfig } from '../config/app-config.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9._-]+)*$/;

@@ -1,8 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { StorageService } from '../storage/storage.service.js';
+import { UsersRepository } from './users.repository.js';
 
 const AVATARS_FOLDER = 'avatars';
 /** A stray file younger than this may belong to an upload still in flight (in this or another instance). */
@@ -22,7 +21,7 @@ export class AvatarFiles implements OnApplicationBootstrap {
 
   constructor(
     private readonly storage: StorageService,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly users: UsersRepository,
   ) {}
 
   /**
@@ -32,11 +31,7 @@ export class AvatarFiles implements OnApplicationBootstrap {
   async sweep(now = Date.now()): Promise<string[]> {
     const removed: string[] = [];
     for await (const batch of this.storage.idFolderBatches(AVATARS_FOLDER)) {
-      const rows = await this.dataSource.query<{ id: string; avatar_key: string | null }[]>(
-        `SELECT id::text AS id, avatar_key FROM users WHERE id = ANY($1::bigint[])`,
-        [batch],
-      );
-      const current = new Map(rows.map((row) => [row.id, row.avatar_key]));
+      const current = await this.users.avatarKeys(batch);
       for (const name of batch) {
         const folder = avatarFolder(name);
         if (!current.has(name)) {

@@ -4,7 +4,7 @@ import { type FastifyReply, type FastifyRequest } from 'fastify';
 import { AdminOnly, ResponseMessage } from '../core/decorators.js';
 import { IdPipe } from '../core/id.pipe.js';
 import { ApiErrors, ApiOk } from '../core/openapi.js';
-import { UserSummarySchema } from '../core/openapi.schemas.js';
+import { UserSummarySchema } from './user.schemas.js';
 import { type ImageType } from './image-type.js';
 import { AvatarService } from './avatar.service.js';
 import { type UserSummary } from './user.mapper.js';

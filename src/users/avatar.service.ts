@@ -3,15 +3,13 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { type Readable } from 'node:stream';
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { type Multipart } from '@fastify/multipart';
-import { DataSource } from 'typeorm';
 import { StorageService } from '../storage/storage.service.js';
 import { avatarFolder } from './avatar-files.js';
 import { receiveAvatar } from './avatar-upload.js';
-import { fromUserRow, USER_COLUMNS, type UserRow } from './user-row.js';
 import { toUserSummary, type UserSummary } from './user.mapper.js';
 import { AvatarNotFound, UserNotFound } from './users.errors.js';
+import { UsersRepository } from './users.repository.js';
 
 export interface StoredAvatar {
   contentType: string;
@@ -26,7 +24,7 @@ export class AvatarService {
   private readonly logger = new Logger(AvatarService.name);
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly users: UsersRepository,
     private readonly storage: StorageService,
   ) {}
 
@@ -36,7 +34,7 @@ export class AvatarService {
    * called only once the user is known to exist.
    */
   async upload(userId: string, openParts: () => AsyncIterable<Multipart>): Promise<UserSummary> {
-    await this.requireUser(userId);
+    if (!(await this.users.exists(userId))) throw new UserNotFound();
     const key = `${avatarFolder(userId)}/${randomUUID()}`;
     let stored = false;
     try {
@@ -45,17 +43,10 @@ export class AvatarService {
         (source) => this.storage.write(key, source),
         () => (stored = true),
       );
-      const [rows] = await this.dataSource.query<[(UserRow & { previous: string | null })[], number]>(
-        `UPDATE users u SET avatar_key = $2, avatar_content_type = $3, updated_at = $4
-         FROM (SELECT id, avatar_key FROM users WHERE id = $1 FOR UPDATE) previous
-         WHERE u.id = previous.id
-         RETURNING ${USER_COLUMNS}, previous.avatar_key AS previous`,
-        [userId, key, contentType, new Date()],
-      );
-      if (rows.length === 0) throw new UserNotFound();
-      const [row] = rows;
+      const row = await this.users.replaceAvatar(userId, key, contentType, new Date());
+      if (!row) throw new UserNotFound();
       if (row.previous) await this.removeQuietly(row.previous);
-      return toUserSummary(fromUserRow(row));
+      return toUserSummary(row);
     } catch (error) {
       if (stored) await this.removeQuietly(key);
       throw error;
@@ -63,12 +54,10 @@ export class AvatarService {
   }
 
   async find(userId: string): Promise<StoredAvatar> {
-    const [row] = await this.dataSource.query<
-      { avatar_key: string | null; avatar_content_type: string | null }[]
-    >(`SELECT avatar_key, avatar_content_type FROM users WHERE id = $1`, [userId]);
+    const row = await this.users.avatarOf(userId);
     if (!row) throw new UserNotFound();
-    if (!row.avatar_key || !row.avatar_content_type) throw new AvatarNotFound();
-    const path = this.storage.pathOf(row.avatar_key);
+    if (!row.avatarKey || !row.avatarContentType) throw new AvatarNotFound();
+    const path = this.storage.pathOf(row.avatarKey);
     let size: number;
     try {
       size = (await stat(path)).size;
@@ -78,16 +67,11 @@ export class AvatarService {
       throw new AvatarNotFound();
     }
     return {
-      contentType: row.avatar_content_type,
-      etag: `"${row.avatar_key.split('/').at(-1)}"`,
+      contentType: row.avatarContentType,
+      etag: `"${row.avatarKey.split('/').at(-1)}"`,
       size,
       open: () => createReadStream(path),
     };
-  }
-
-  private async requireUser(id: string): Promise<void> {
-    const rows = await this.dataSource.query<unknown[]>(`SELECT 1 FROM users WHERE id = $1`, [id]);
-    if (rows.length === 0) throw new UserNotFound();
   }
 
   private async removeQuietly(key: string): Promise<void> {

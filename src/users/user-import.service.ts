@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { AuditService } from '../audit/audit.service.js';
-import { PasswordHasher } from '../auth/password-hasher.js';
+import { PasswordHasher } from './password-hasher.js';
 import { type CsvRow } from '../core/csv/csv-reader.js';
 import { ImportHasErrors } from '../core/csv/csv.errors.js';
 import { csvDownload } from '../core/csv/csv-writer.js';
@@ -17,7 +17,8 @@ import {
 } from './user-import.js';
 import { type NewUserRow, UserImportRepository } from './user-import.repository.js';
 import { readUserListFilter } from './user-list-filter.js';
-import { mapWithConcurrency, violatedUniqueIndex } from './user-row.js';
+import { violatedUniqueConstraint } from '../database/sql.js';
+import { mapWithConcurrency } from './user-row.js';
 
 /** argon2id runs on libuv's pool (4 threads by default): an import never takes all of it. */
 const HASH_CONCURRENCY = 2;
@@ -85,7 +86,7 @@ export class UserImportService {
         });
       });
     } catch (error) {
-      if (violatedUniqueIndex(error) === undefined) throw error;
+      if (violatedUniqueConstraint(error) === undefined) throw error;
       // Another request stored a clashing user meanwhile: answer with the rows as they are now.
       await this.plan(rows, dryRun);
       throw error;

@@ -1,4 +1,5 @@
-import { containsPattern, orderByClause, parseSort, type Query, QueryReader } from '../core/query.js';
+import { parseSort, type Query, QueryReader } from '../core/query.js';
+import { containsPattern, orderByClause } from '../database/sql.js';
 
 /** Sort fields of the user list; usernames sort case-insensitively (emails are stored lower-case). */
 export const USER_LIST_SORT_FIELDS = {

@@ -1,9 +1,7 @@
-import { Body, Controller, Delete, Get, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, type AuthUser, CurrentUser, ResponseMessage } from '../core/decorators.js';
-import { IdPipe } from '../core/id.pipe.js';
 import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../core/openapi.js';
-import { ModuleWithRoleSchema, UserListSchema, UserSummarySchema } from '../core/openapi.schemas.js';
 import { type Query as QueryParams } from '../core/query.js';
 import { BulkCreateUsersDto } from './dto/bulk-create-users.dto.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
@@ -16,10 +14,10 @@ import {
   PASSWORD_MESSAGE,
   USERNAME_MESSAGE,
 } from './user-rules.js';
+import { UserId } from './user-id.param.js';
+import { UserListSchema, UserSummarySchema } from './user.schemas.js';
 import { type UserSummary } from './user.mapper.js';
-import { type UserModule, type UserPage, UsersService } from './users.service.js';
-
-const UserId = () => Param('user_id', new IdPipe('user_id'));
+import { type UserPage, UsersService } from './users.service.js';
 
 const FIELD_MESSAGES = [USERNAME_MESSAGE, EMAIL_MESSAGE, PASSWORD_MESSAGE, ADMIN_MESSAGE];
 const DUPLICATE_MESSAGES = [
@@ -130,14 +128,5 @@ export class UsersController {
   async remove(@UserId() id: string, @CurrentUser() caller: AuthUser): Promise<null> {
     await this.users.remove(id, caller);
     return null;
-  }
-
-  @Get(':user_id/modules')
-  @ResponseMessage('Modules for user retrieved successfully')
-  @ApiOperation({ summary: 'The modules where a user holds a role (year descending, then code)' })
-  @ApiOk(200, 'Modules for user retrieved successfully', { type: 'array', items: ModuleWithRoleSchema })
-  @ApiErrors({ 404: ['User not found'] })
-  modules(@UserId() id: string): Promise<UserModule[]> {
-    return this.users.modulesOf(id);
   }
 }

@@ -1,29 +1,22 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { PasswordHasher } from '../auth/password-hasher.js';
-import { UserAccessCache } from '../auth/user-access.cache.js';
 import { type AuthUser } from '../core/decorators.js';
-import { containsPattern, orderByClause, parseSort, type Query, QueryReader } from '../core/query.js';
-import { type ModuleRole } from '../course-modules/module-role.js';
-import {
-  type ModuleResponse,
-  type ModuleSource as ModuleRow,
-  toModuleResponse,
-} from '../course-modules/module.mapper.js';
+import { parseSort, type Query, QueryReader } from '../core/query.js';
+import { violatedUniqueConstraint } from '../database/sql.js';
 import { StorageService } from '../storage/storage.service.js';
 import { avatarFolder } from './avatar-files.js';
 import { type CreateUserDto } from './dto/create-user.dto.js';
 import { type UpdateUserDto } from './dto/update-user.dto.js';
+import { PasswordHasher } from './password-hasher.js';
+import { UserAccessCache } from './user-access.cache.js';
 import { listClashes, type NewUserIdentity } from './user-clashes.js';
-import {
-  fromUserRow,
-  mapWithConcurrency,
-  USER_COLUMNS,
-  type UserRow,
-  violatedUniqueIndex,
-} from './user-row.js';
+import { mapWithConcurrency } from './user-row.js';
 import { toUserSummary, type UserSummary } from './user.mapper.js';
+import {
+  type NewUser,
+  type UserChanges,
+  USER_LIST_SORT_FIELDS,
+  UsersRepository,
+} from './users.repository.js';
 import {
   CannotDeleteSelf,
   CannotDemoteSelf,
@@ -33,14 +26,6 @@ import {
   NothingToUpdate,
   UserNotFound,
 } from './users.errors.js';
-
-/** Sort fields of `GET /api/users`; usernames sort case-insensitively (emails are stored lower-case). */
-const SORT_FIELDS = {
-  username: 'lower(u.username)',
-  email: 'u.email',
-  created_at: 'u.created_at',
-  admin: 'u.admin',
-} as const;
 
 /** argon2id runs on libuv's pool (4 threads by default): a bulk create never takes all of it. */
 const HASH_CONCURRENCY = 2;
@@ -52,15 +37,12 @@ export interface UserPage {
   total: number;
 }
 
-/** A Module with the user's role in it. */
-export type UserModule = ModuleResponse & { role: ModuleRole };
-
 @Injectable()
 export class UsersService {
   private readonly logger = new Logger(UsersService.name);
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly users: UsersRepository,
     private readonly hasher: PasswordHasher,
     private readonly access: UserAccessCache,
     private readonly storage: StorageService,
@@ -74,47 +56,15 @@ export class UsersService {
     const admin = reader.boolean('admin');
     const paging = reader.paging();
     reader.done();
-    const order = orderByClause(parseSort(query.sort, SORT_FIELDS), 'u.id');
-
-    const params: unknown[] = [];
-    const conditions: string[] = [];
-    const param = (value: unknown) => `$${params.push(value)}`;
-    if (text !== undefined) {
-      const pattern = param(containsPattern(text));
-      conditions.push(`(u.username ILIKE ${pattern} OR u.email ILIKE ${pattern})`);
-    }
-    if (username !== undefined) conditions.push(`u.username ILIKE ${param(containsPattern(username))}`);
-    if (email !== undefined) conditions.push(`u.email ILIKE ${param(containsPattern(email))}`);
-    if (admin !== undefined) conditions.push(`u.admin = ${param(admin)}`);
-    const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-
-    const filterParams = [...params];
-    const rows = await this.dataSource.query<UserRow[]>(
-      `SELECT ${USER_COLUMNS} FROM users u ${where}
-       ORDER BY ${order} LIMIT ${param(paging.perPage)} OFFSET ${param(paging.offset)}`,
-      params,
-    );
-    const [{ total }] = await this.dataSource.query<{ total: string }[]>(
-      `SELECT count(*) AS total FROM users u ${where}`,
-      filterParams,
-    );
-    return {
-      users: rows.map((row) => toUserSummary(fromUserRow(row))),
-      page: paging.page,
-      per_page: paging.perPage,
-      total: Number(total),
-    };
+    const sort = parseSort(query.sort, USER_LIST_SORT_FIELDS);
+    const { items, total } = await this.users.page({ query: text, username, email, admin, sort, paging });
+    return { users: items.map(toUserSummary), page: paging.page, per_page: paging.perPage, total };
   }
 
   async create(dto: CreateUserDto): Promise<UserSummary> {
-    const hash = await this.hasher.hash(dto.password);
+    const passwordHash = await this.hasher.hash(dto.password);
     try {
-      const [row] = await this.dataSource.query<UserRow[]>(
-        `INSERT INTO users AS u (username, email, password_hash, admin) VALUES ($1, $2, $3, $4)
-         RETURNING ${USER_COLUMNS}`,
-        [dto.username, dto.email.toLowerCase(), hash, dto.admin ?? false],
-      );
-      return toUserSummary(fromUserRow(row));
+      return toUserSummary(await this.users.insert(newUser(dto, passwordHash)));
     } catch (error) {
       throw duplicateError(error) ?? error;
     }
@@ -127,50 +77,31 @@ export class UsersService {
     const hashes = await mapWithConcurrency(entries, HASH_CONCURRENCY, (entry) =>
       this.hasher.hash(entry.password),
     );
-    let rows: UserRow[];
+    let rows: Awaited<ReturnType<UsersRepository['insertMany']>>;
     try {
-      rows = await this.dataSource.query<UserRow[]>(
-        `INSERT INTO users AS u (username, email, password_hash, admin)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[])
-         RETURNING ${USER_COLUMNS}`,
-        [
-          entries.map((entry) => entry.username),
-          entries.map((entry) => entry.email.toLowerCase()),
-          hashes,
-          entries.map((entry) => entry.admin ?? false),
-        ],
-      );
+      rows = await this.users.insertMany(entries.map((entry, index) => newUser(entry, hashes[index])));
     } catch (error) {
-      if (violatedUniqueIndex(error) === undefined) throw error;
+      if (violatedUniqueConstraint(error) === undefined) throw error;
       // Another request stored a clashing user meanwhile: list the clashes as they are now.
       const now = await this.clashesWithStored(entries);
       throw now.length > 0 ? new DuplicateUsers(now) : (duplicateError(error) ?? error);
     }
     const byUsername = new Map(rows.map((row) => [row.username.toLowerCase(), row]));
-    return entries.map((entry) => toUserSummary(fromUserRow(byUsername.get(entry.username.toLowerCase())!)));
+    return entries.map((entry) => toUserSummary(byUsername.get(entry.username.toLowerCase())!));
   }
 
   private async clashesWithStored(batch: readonly NewUserIdentity[]): Promise<string[]> {
-    const usernames = batch.map((entry) => entry.username.toLowerCase());
-    const emails = batch.map((entry) => entry.email.toLowerCase());
-    const stored = await this.dataSource.query<{ username: string; email: string }[]>(
-      `SELECT lower(username) AS username, lower(email) AS email FROM users
-       WHERE lower(username) = ANY($1::text[]) OR lower(email) = ANY($2::text[])`,
-      [usernames, emails],
+    const stored = await this.users.storedIdentities(
+      batch.map((entry) => entry.username.toLowerCase()),
+      batch.map((entry) => entry.email.toLowerCase()),
     );
-    return listClashes(batch, {
-      usernames: new Set(stored.map((row) => row.username)),
-      emails: new Set(stored.map((row) => row.email)),
-    });
+    return listClashes(batch, stored);
   }
 
   async get(id: string): Promise<UserSummary> {
-    const [row] = await this.dataSource.query<UserRow[]>(
-      `SELECT ${USER_COLUMNS} FROM users u WHERE u.id = $1`,
-      [id],
-    );
-    if (!row) throw new UserNotFound();
-    return toUserSummary(fromUserRow(row));
+    const user = await this.users.findById(id);
+    if (!user) throw new UserNotFound();
+    return toUserSummary(user);
   }
 
   async update(id: string, dto: UpdateUserDto, caller: AuthUser): Promise<UserSummary> {
@@ -181,39 +112,28 @@ export class UsersService {
     if (admin === false && String(caller.id) === id) throw new CannotDemoteSelf();
 
     const now = new Date();
-    const params: unknown[] = [id];
-    const set = (column: string, value: unknown) => `${column} = $${params.push(value)}`;
-    const assignments = [set('updated_at', now)];
-    if (username !== undefined) assignments.push(set('username', username));
-    if (email !== undefined) assignments.push(set('email', email.toLowerCase()));
-    if (admin !== undefined) assignments.push(set('admin', admin));
+    const changes: UserChanges = { updatedAt: now, username, email: email?.toLowerCase(), admin };
     if (password !== undefined) {
       // Tokens issued in an earlier second than this are refused from now on (SPEC §2).
-      assignments.push(set('password_hash', await this.hasher.hash(password)));
-      assignments.push(set('password_changed_at', now));
+      changes.passwordHash = await this.hasher.hash(password);
+      changes.passwordChangedAt = now;
     }
-    let rows: UserRow[];
+    let updated: Awaited<ReturnType<UsersRepository['update']>>;
     try {
-      [rows] = await this.dataSource.query<[UserRow[], number]>(
-        `UPDATE users u SET ${assignments.join(', ')} WHERE u.id = $1 RETURNING ${USER_COLUMNS}`,
-        params,
-      );
+      updated = await this.users.update(id, changes);
     } catch (error) {
       throw duplicateError(error) ?? error;
     }
-    if (rows.length === 0) throw new UserNotFound();
+    if (!updated) throw new UserNotFound();
     if (password !== undefined || admin !== undefined) this.access.invalidate(Number(id));
-    return toUserSummary(fromUserRow(rows[0]));
+    return toUserSummary(updated);
   }
 
   /** Deletes the user (role assignments go with it, by foreign key), then the avatar files. */
   async remove(id: string, caller: AuthUser): Promise<void> {
     await this.requireUser(id);
     if (String(caller.id) === id) throw new CannotDeleteSelf();
-    const [, deleted] = await this.dataSource.query<[unknown[], number]>(`DELETE FROM users WHERE id = $1`, [
-      id,
-    ]);
-    if (deleted === 0) throw new UserNotFound();
+    if (!(await this.users.delete(id))) throw new UserNotFound();
     this.access.invalidate(Number(id));
     await this.storage.remove(avatarFolder(id)).catch((error: unknown) => {
       // The user is gone either way; a leftover file is only disk space.
@@ -221,30 +141,20 @@ export class UsersService {
     });
   }
 
-  /** The modules where the user holds a role, each with that role: year descending, then code. */
-  async modulesOf(id: string): Promise<UserModule[]> {
-    await this.requireUser(id);
-    const rows = await this.dataSource.query<(ModuleRow & { role: ModuleRole })[]>(
-      `SELECT m.id, m.code, m.year, m.description, m.credits, m.created_at AS "createdAt",
-              m.updated_at AS "updatedAt", r.role
-       FROM user_module_roles r JOIN modules m ON m.id = r.module_id
-       WHERE r.user_id = $1
-       ORDER BY m.year DESC, m.code ASC, m.id ASC`,
-      [id],
-    );
-    return rows.map((row) => ({ ...toModuleResponse(row), role: row.role }));
+  /** 404 `User not found` unless the user exists. */
+  async requireUser(id: string): Promise<void> {
+    if (!(await this.users.exists(id))) throw new UserNotFound();
   }
+}
 
-  private async requireUser(id: string): Promise<void> {
-    const rows = await this.dataSource.query<unknown[]>(`SELECT 1 FROM users WHERE id = $1`, [id]);
-    if (rows.length === 0) throw new UserNotFound();
-  }
+function newUser(dto: CreateUserDto, passwordHash: string): NewUser {
+  return { username: dto.username, email: dto.email.toLowerCase(), passwordHash, admin: dto.admin ?? false };
 }
 
 /** The 409 for a unique violation on username or email, or undefined for any other error. */
 function duplicateError(error: unknown): DuplicateUsername | DuplicateEmail | undefined {
-  const index = violatedUniqueIndex(error);
-  if (index === 'uq_users_username_lower') return new DuplicateUsername();
-  if (index === 'uq_users_email_lower') return new DuplicateEmail();
+  const constraint = violatedUniqueConstraint(error);
+  if (constraint === 'uq_users_username_lower') return new DuplicateUsername();
+  if (constraint === 'uq_users_email_lower') return new DuplicateEmail();
   return undefined;
 }

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { UsersRepository } from './users.repository.js';
 
 export interface UserAccess {
   admin: boolean;
@@ -16,17 +15,13 @@ const MAX_ENTRIES = 10_000;
 export class UserAccessCache {
   private readonly entries = new Map<number, { loadedAt: number; access: UserAccess | null }>();
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly users: UsersRepository) {}
 
   async get(userId: number): Promise<UserAccess | null> {
     const now = Date.now();
     const cached = this.entries.get(userId);
     if (cached && now - cached.loadedAt < TTL_MS) return cached.access;
-    const rows: { admin: boolean; changed: number }[] = await this.dataSource.query(
-      `SELECT admin, floor(extract(epoch FROM password_changed_at))::bigint AS changed FROM users WHERE id = $1`,
-      [userId],
-    );
-    const access = rows[0] ? { admin: rows[0].admin, passwordChangedAt: Number(rows[0].changed) } : null;
+    const access = await this.users.accessRow(userId);
     this.entries.delete(userId);
     if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(userId, { loadedAt: now, access });

@@ -1,9 +1,8 @@
-/** The resources of SPEC §3 as response schemas (see openapi.ts). */
-import { MODULE_ROLES } from '../course-modules/module-role.js';
-import { pagedSchema, schema } from './openapi.js';
-
-const timestamp = { type: 'string', format: 'date-time', example: '2026-11-21T08:41:00.123Z' } as const;
-const id = { type: 'integer', format: 'int64', minimum: 1, example: 1 } as const;
+/** The Module resources and the results of the Modules API as response schemas (see core/openapi.ts). */
+import { id, timestamp } from '../core/openapi.common.js';
+import { pagedSchema, schema } from '../core/openapi.js';
+import { UserSummarySchema, userSummaryProperties, userSummaryRequired } from '../users/user.schemas.js';
+import { MODULE_ROLES } from './module-role.js';
 
 const moduleProperties = {
   id,
@@ -21,24 +20,6 @@ export const ModuleSchema = schema('Module', {
   required: moduleRequired,
   additionalProperties: false,
   properties: moduleProperties,
-});
-
-const userSummaryProperties = {
-  id,
-  username: { type: 'string', example: 'jsmith' },
-  email: { type: 'string', format: 'email', example: 'jsmith@example.edu' },
-  admin: { type: 'boolean', example: false },
-  created_at: timestamp,
-  updated_at: timestamp,
-  avatar_url: { type: 'string', nullable: true, example: '/api/users/1/avatar' },
-};
-const userSummaryRequired = ['id', 'username', 'email', 'admin', 'created_at', 'updated_at', 'avatar_url'];
-
-export const UserSummarySchema = schema('UserSummary', {
-  type: 'object',
-  required: userSummaryRequired,
-  additionalProperties: false,
-  properties: userSummaryProperties,
 });
 
 export const RoleSchema = schema('ModuleRole', {
@@ -76,19 +57,6 @@ export const ModuleWithRoleSchema = schema('ModuleWithRole', {
   properties: { ...moduleProperties, role: RoleSchema },
 });
 
-export const SessionSchema = schema('Session', {
-  type: 'object',
-  required: ['token', 'expires_at', 'user'],
-  additionalProperties: false,
-  properties: {
-    token: { type: 'string', description: 'HS256 JWT; send as `Authorization: Bearer <token>`.' },
-    expires_at: timestamp,
-    user: UserSummarySchema,
-  },
-});
-
-/* Results of SPEC §4 and §5, ready for `@ApiOk(status, message, <schema>)`. */
-
 export const ModuleListSchema = schema('ModuleList', pagedSchema('modules', ModuleSchema));
 
 export const MyModulesSchema = schema('MyModules', {
@@ -124,7 +92,6 @@ export const BulkDeleteResultSchema = schema('BulkDeleteResult', {
   },
 });
 
-export const UserListSchema = schema('UserList', pagedSchema('users', UserSummarySchema));
 export const PersonnelListSchema = schema('PersonnelList', pagedSchema('users', PersonSchema));
 
 const count = (name: string, key: string) =>

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type DataSource } from 'typeorm';
-import { StorageService } from '../src/storage/storage.service.js';
-import { type TestApp } from './support/app.js';
-import { type ModuleRow, type UserRow } from './support/factories.js';
+import { StorageService } from '../../src/storage/storage.service.js';
+import { type TestApp } from './app.js';
+import { type ModuleRow, type UserRow } from './factories.js';
 
 /** The Module of the contract as the API must show a stored row. */
 export function moduleJson(row: ModuleRow) {

@@ -1,0 +1,123 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { type EntityManager, Repository } from 'typeorm';
+import { type Page, type PageRow, splitPage } from '../database/sql.js';
+import { CourseModule } from './course-module.entity.js';
+import {
+  MODULE_WITH_CALLER_ROLE_SQL,
+  type ModuleListFilter,
+  moduleListQuery,
+  MY_MODULES_SQL,
+} from './module-queries.js';
+import { type ModuleSource } from './module.mapper.js';
+import { type ModuleRole } from './module-role.js';
+
+/** A module's stored values as written by create and replace. */
+export interface ModuleValues {
+  code: string;
+  year: number;
+  description: string | null;
+  credits: number;
+}
+
+/** The modules deleted (decimal ids) and the storage keys of their files. */
+export interface DeletedModules {
+  ids: string[];
+  storageKeys: string[];
+}
+
+/** The unique constraint a create or replace violates when the code is taken for the year. */
+export const CODE_YEAR_CONSTRAINT = 'uq_modules_code_year';
+
+const MODULE_RETURNING = `RETURNING id, code, year, description, credits,
+            created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+/** The only code that reads or writes the `modules` table (and deletes what belongs to a module). */
+@Injectable()
+export class CourseModulesRepository {
+  constructor(@InjectRepository(CourseModule) private readonly modules: Repository<CourseModule>) {}
+
+  private run(manager?: EntityManager): EntityManager {
+    return manager ?? this.modules.manager;
+  }
+
+  /** One page of the list and the number of all matches, in one statement. */
+  async page(filter: ModuleListFilter): Promise<Page<ModuleSource>> {
+    const { sql, params } = moduleListQuery(filter);
+    return splitPage(await this.modules.query<PageRow<ModuleSource>[]>(sql, params));
+  }
+
+  /** Every module the user holds a role in, with the role: year descending, then code, then id. */
+  ofMember(userId: number | string): Promise<(ModuleSource & { role: ModuleRole })[]> {
+    return this.modules.query(MY_MODULES_SQL, [userId]);
+  }
+
+  /** The module and the caller's role in it (null when none), or null when there is no such module. */
+  async withCallerRole(
+    moduleId: string,
+    callerId: number,
+  ): Promise<(ModuleSource & { callerRole: ModuleRole | null }) | null> {
+    const [row] = await this.modules.query<(ModuleSource & { callerRole: ModuleRole | null })[]>(
+      MODULE_WITH_CALLER_ROLE_SQL,
+      [moduleId, callerId],
+    );
+    return row ?? null;
+  }
+
+  /** Inserts a module; a taken code and year violates {@link CODE_YEAR_CONSTRAINT}. */
+  async insert(values: ModuleValues, manager?: EntityManager): Promise<ModuleSource> {
+    const [row] = await this.run(manager).query<ModuleSource[]>(
+      `INSERT INTO modules (code, year, description, credits) VALUES ($1, $2, $3, $4)
+       ${MODULE_RETURNING}`,
+      [values.code, values.year, values.description, values.credits],
+    );
+    return row;
+  }
+
+  /** Replaces every field and bumps `updated_at`; null when there is no such module. */
+  async replace(
+    moduleId: string,
+    values: ModuleValues,
+    manager?: EntityManager,
+  ): Promise<ModuleSource | null> {
+    // UPDATE … RETURNING comes back from TypeORM as [rows, affected].
+    const [rows] = await this.run(manager).query<[ModuleSource[], number]>(
+      `UPDATE modules SET code = $2, year = $3, description = $4, credits = $5, updated_at = now()
+       WHERE id = $1
+       ${MODULE_RETURNING}`,
+      [moduleId, values.code, values.year, values.description, values.credits],
+    );
+    return rows[0] ?? null;
+  }
+
+  /**
+   * Deletes the modules that exist among `ids` (exact decimal strings) with everything that belongs to them,
+   * inside the caller's transaction: one statement per table whatever the number of ids. The rows are locked
+   * in id order first, so concurrent deletes of overlapping sets do not deadlock.
+   */
+  async deleteWithDependents(ids: readonly string[], manager: EntityManager): Promise<DeletedModules> {
+    const locked = await manager.query<{ id: string }[]>(
+      `SELECT m.id::text AS id FROM modules m WHERE m.id = ANY($1::bigint[]) ORDER BY m.id FOR UPDATE`,
+      [ids],
+    );
+    const found = locked.map((row) => row.id);
+    if (found.length === 0) return { ids: found, storageKeys: [] };
+    const [files] = await manager.query<[{ key: string }[], number]>(
+      `DELETE FROM assignment_files WHERE module_id = ANY($1::bigint[]) RETURNING storage_key AS key`,
+      [found],
+    );
+    await manager.query(`DELETE FROM assignments WHERE module_id = ANY($1::bigint[])`, [found]);
+    await manager.query(`DELETE FROM user_module_roles WHERE module_id = ANY($1::bigint[])`, [found]);
+    await manager.query(`DELETE FROM modules WHERE id = ANY($1::bigint[])`, [found]);
+    return { ids: found, storageKeys: files.map((file) => file.key) };
+  }
+
+  /** The existing modules among `ids` (decimal strings). */
+  async existingIds(ids: readonly string[]): Promise<Set<string>> {
+    const rows = await this.modules.query<{ id: string }[]>(
+      `SELECT id::text AS id FROM modules WHERE id = ANY($1::bigint[])`,
+      [ids],
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+}

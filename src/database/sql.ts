@@ -1,0 +1,84 @@
+import { QueryFailedError } from 'typeorm';
+import { type Paging, type SortKey } from '../core/query.js';
+
+/**
+ * The shared pieces of the hand-written SQL in the repositories. Statements are built from validated input
+ * only: sort expressions come from a whitelist, values are always parameters.
+ */
+
+/** Numbered placeholders for SQL assembled from optional parts: `params.add(value)` returns `$n`. */
+export class SqlParams {
+  readonly values: unknown[] = [];
+
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/** A statement and its parameters. */
+export interface SqlQuery {
+  sql: string;
+  params: unknown[];
+}
+
+/** `WHERE a AND b`, or nothing when there are no conditions. */
+export function whereClause(conditions: readonly string[]): string {
+  return conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+}
+
+/** `ORDER BY` text for the keys, nulls last both ways, always ending with `<idColumn>` ascending. */
+export function orderByClause(keys: readonly SortKey[], idColumn: string): string {
+  const parts = keys.map((key) => `${key.column} ${key.descending ? 'DESC' : 'ASC'} NULLS LAST`);
+  return [...parts, `${idColumn} ASC`].join(', ');
+}
+
+/** A `LIKE`/`ILIKE` pattern matching `text` as a literal substring (`%`, `_` and `\` match themselves). */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}
+
+/**
+ * Page plus total in one statement: the count and the page are planned separately (an aggregate over the
+ * matches, a LIMIT over an index) and joined, so an empty page past the end still carries the total. One row
+ * per item, each carrying `total`; a single row with null columns when the page is empty.
+ */
+export function pageWithTotal(
+  params: SqlParams,
+  from: string,
+  where: string,
+  columns: string,
+  orderBy: string,
+  paging: Paging,
+): string {
+  return `SELECT total.n AS total, page.*
+  FROM (SELECT count(*) AS n ${from} ${where}) total
+  LEFT JOIN LATERAL (
+    SELECT ${columns}
+    ${from}
+    ${where}
+    ORDER BY ${orderBy}
+    LIMIT ${params.add(paging.perPage)} OFFSET ${params.add(paging.offset)}
+  ) page ON true`;
+}
+
+/** A row of a paged query: the item's columns (all null when the page is empty) and the total. */
+export type PageRow<T> = T & { total: number | string };
+
+/** One page of items and the number of all matches. */
+export interface Page<T> {
+  items: T[];
+  total: number;
+}
+
+/** The page's items and the total from the rows of a paged query. */
+export function splitPage<T extends { id: unknown }>(rows: readonly PageRow<T>[]): Page<T> {
+  return { items: rows.filter((row) => row.id !== null), total: Number(rows[0]?.total ?? 0) };
+}
+
+/** The constraint or unique index a PostgreSQL unique violation (23505) names, if `error` is one. */
+export function violatedUniqueConstraint(error: unknown): string | undefined {
+  if (!(error instanceof QueryFailedError)) return undefined;
+  const driver = error.driverError as { code?: unknown; constraint?: unknown };
+  return driver.code === '23505' && typeof driver.constraint === 'string' ? driver.constraint : undefined;
+}

@@ -1,0 +1,31 @@
+/** The User resources as response schemas (see core/openapi.ts). */
+import { id, timestamp } from '../core/openapi.common.js';
+import { pagedSchema, schema } from '../core/openapi.js';
+
+export const userSummaryProperties = {
+  id,
+  username: { type: 'string', example: 'jsmith' },
+  email: { type: 'string', format: 'email', example: 'jsmith@example.edu' },
+  admin: { type: 'boolean', example: false },
+  created_at: timestamp,
+  updated_at: timestamp,
+  avatar_url: { type: 'string', nullable: true, example: '/api/users/1/avatar' },
+};
+export const userSummaryRequired = [
+  'id',
+  'username',
+  'email',
+  'admin',
+  'created_at',
+  'updated_at',
+  'avatar_url',
+];
+
+export const UserSummarySchema = schema('UserSummary', {
+  type: 'object',
+  required: userSummaryRequired,
+  additionalProperties: false,
+  properties: userSummaryProperties,
+});
+
+export const UserListSchema = schema('UserList', pagedSchema('users', UserSummarySchema));

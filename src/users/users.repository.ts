@@ -1,0 +1,273 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { type EntityManager, type FindOptionsWhere, Repository } from 'typeorm';
+import { type Paging, type SortKey } from '../core/query.js';
+import {
+  containsPattern,
+  orderByClause,
+  type Page,
+  pageWithTotal,
+  type PageRow,
+  SqlParams,
+  splitPage,
+  whereClause,
+} from '../database/sql.js';
+import { User } from './user.entity.js';
+import { USER_COLUMNS } from './user-row.js';
+import { type UserSummarySource } from './user.mapper.js';
+
+/** Sort fields of `GET /api/users`; usernames sort case-insensitively (emails are stored lower-case). */
+export const USER_LIST_SORT_FIELDS = {
+  username: 'lower(u.username)',
+  email: 'u.email',
+  created_at: 'u.created_at',
+  admin: 'u.admin',
+} as const;
+
+export interface UserListFilter {
+  /** Username or email contains this text. */
+  query?: string;
+  username?: string;
+  email?: string;
+  admin?: boolean;
+  sort: SortKey[];
+  paging: Paging;
+}
+
+/** A new user's stored values (email already lower-cased, password already hashed). */
+export interface NewUser {
+  username: string;
+  email: string;
+  passwordHash: string;
+  admin: boolean;
+}
+
+/** The columns an update may set; `updatedAt` is always set. */
+export interface UserChanges {
+  username?: string;
+  email?: string;
+  admin?: boolean;
+  passwordHash?: string;
+  passwordChangedAt?: Date;
+  updatedAt: Date;
+}
+
+const CHANGE_COLUMNS: Record<keyof UserChanges, string> = {
+  username: 'username',
+  email: 'email',
+  admin: 'admin',
+  passwordHash: 'password_hash',
+  passwordChangedAt: 'password_changed_at',
+  updatedAt: 'updated_at',
+};
+
+/** What the per-request access check needs of a user. */
+export interface AccessRow {
+  admin: boolean;
+  /** Whole seconds since the epoch. */
+  passwordChangedAt: number;
+}
+
+/** Arbitrary, fixed: serialises the first-admin check across instances starting together. */
+const ADMIN_BOOTSTRAP_LOCK = 7_240_001;
+
+/**
+ * A path id arrives as an exact decimal string; the entity types `id` as a number (pg parses `bigint` to one),
+ * and PostgreSQL compares the string with `bigint` exactly.
+ */
+const byId = (id: string | number): FindOptionsWhere<User> => ({ id: id as number });
+
+/** The only code that reads or writes the `users` table. */
+@Injectable()
+export class UsersRepository {
+  constructor(@InjectRepository(User) private readonly users: Repository<User>) {}
+
+  private run(manager?: EntityManager): EntityManager {
+    return manager ?? this.users.manager;
+  }
+
+  /** One page of users and the number of all matches, in one statement. */
+  async page(filter: UserListFilter): Promise<Page<UserSummarySource>> {
+    const params = new SqlParams();
+    const conditions: string[] = [];
+    if (filter.query !== undefined) {
+      const pattern = params.add(containsPattern(filter.query));
+      conditions.push(`(u.username ILIKE ${pattern} OR u.email ILIKE ${pattern})`);
+    }
+    if (filter.username !== undefined)
+      conditions.push(`u.username ILIKE ${params.add(containsPattern(filter.username))}`);
+    if (filter.email !== undefined)
+      conditions.push(`u.email ILIKE ${params.add(containsPattern(filter.email))}`);
+    if (filter.admin !== undefined) conditions.push(`u.admin = ${params.add(filter.admin)}`);
+    const sql = pageWithTotal(
+      params,
+      'FROM users u',
+      whereClause(conditions),
+      USER_COLUMNS,
+      orderByClause(filter.sort, 'u.id'),
+      filter.paging,
+    );
+    return splitPage(await this.users.query<PageRow<UserSummarySource>[]>(sql, params.values));
+  }
+
+  findById(id: string | number): Promise<User | null> {
+    return this.users.findOneBy(byId(id));
+  }
+
+  /** Case-insensitive, as usernames are unique regardless of case. */
+  findByUsername(username: string): Promise<User | null> {
+    return this.users
+      .createQueryBuilder('u')
+      .where('lower(u.username) = lower(:username)', { username })
+      .getOne();
+  }
+
+  exists(id: string | number): Promise<boolean> {
+    return this.users.existsBy(byId(id));
+  }
+
+  /** Whether any user is stored at all. */
+  any(): Promise<boolean> {
+    return this.users.exists();
+  }
+
+  /** Inserts one user and returns it; a unique violation names `uq_users_username_lower` or `…_email_lower`. */
+  async insert(user: NewUser, manager?: EntityManager): Promise<UserSummarySource> {
+    const [row] = await this.run(manager).query<UserSummarySource[]>(
+      `INSERT INTO users AS u (username, email, password_hash, admin) VALUES ($1, $2, $3, $4)
+       RETURNING ${USER_COLUMNS}`,
+      [user.username, user.email, user.passwordHash, user.admin],
+    );
+    return row;
+  }
+
+  /** Inserts the batch in one statement (all or nothing); rows come back in no particular order. */
+  insertMany(users: readonly NewUser[], manager?: EntityManager): Promise<UserSummarySource[]> {
+    return this.run(manager).query<UserSummarySource[]>(
+      `INSERT INTO users AS u (username, email, password_hash, admin)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[])
+       RETURNING ${USER_COLUMNS}`,
+      [
+        users.map((user) => user.username),
+        users.map((user) => user.email),
+        users.map((user) => user.passwordHash),
+        users.map((user) => user.admin),
+      ],
+    );
+  }
+
+  /** Lower-cased usernames and emails already stored among those given (lower-cased). */
+  async storedIdentities(
+    usernames: readonly string[],
+    emails: readonly string[],
+  ): Promise<{ usernames: Set<string>; emails: Set<string> }> {
+    const stored = await this.users.query<{ username: string; email: string }[]>(
+      `SELECT lower(username) AS username, lower(email) AS email FROM users
+       WHERE lower(username) = ANY($1::text[]) OR lower(email) = ANY($2::text[])`,
+      [usernames, emails],
+    );
+    return {
+      usernames: new Set(stored.map((row) => row.username)),
+      emails: new Set(stored.map((row) => row.email)),
+    };
+  }
+
+  /** Sets the given columns; the updated user, or null when there is none with this id. */
+  async update(id: string, changes: UserChanges, manager?: EntityManager): Promise<UserSummarySource | null> {
+    const params = new SqlParams();
+    const idParam = params.add(id);
+    const assignments = Object.entries(changes)
+      .filter(([, value]) => value !== undefined)
+      .map(([key, value]) => `${CHANGE_COLUMNS[key as keyof UserChanges]} = ${params.add(value)}`);
+    // UPDATE … RETURNING comes back from TypeORM as [rows, affected].
+    const [rows] = await this.run(manager).query<[UserSummarySource[], number]>(
+      `UPDATE users u SET ${assignments.join(', ')} WHERE u.id = ${idParam} RETURNING ${USER_COLUMNS}`,
+      params.values,
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Deletes the user (role assignments go with it, by foreign key); whether there was one. */
+  async delete(id: string, manager?: EntityManager): Promise<boolean> {
+    const result = await this.run(manager).delete(User, byId(id));
+    return (result.affected ?? 0) > 0;
+  }
+
+  /**
+   * Points the user at a new avatar, locking the row to read the previous key in the same statement. The
+   * updated user with `previous`, or null when there is none with this id.
+   */
+  async replaceAvatar(
+    id: string,
+    key: string,
+    contentType: string,
+    at: Date,
+    manager?: EntityManager,
+  ): Promise<(UserSummarySource & { previous: string | null }) | null> {
+    const [rows] = await this.run(manager).query<
+      [(UserSummarySource & { previous: string | null })[], number]
+    >(
+      `UPDATE users u SET avatar_key = $2, avatar_content_type = $3, updated_at = $4
+       FROM (SELECT id, avatar_key FROM users WHERE id = $1 FOR UPDATE) previous
+       WHERE u.id = previous.id
+       RETURNING ${USER_COLUMNS}, previous.avatar_key AS previous`,
+      [id, key, contentType, at],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** The user's avatar key and content type, or null when there is no such user. */
+  avatarOf(id: string): Promise<Pick<User, 'id' | 'avatarKey' | 'avatarContentType'> | null> {
+    // With the id selected, a user without an avatar is not mistaken for no user (all-null rows map to none).
+    return this.users.findOne({
+      select: { id: true, avatarKey: true, avatarContentType: true },
+      where: byId(id),
+    });
+  }
+
+  /** The current avatar key of each existing user among `ids` (decimal strings), by id. */
+  async avatarKeys(ids: readonly string[]): Promise<Map<string, string | null>> {
+    const rows = await this.users.query<{ id: string; avatar_key: string | null }[]>(
+      `SELECT id::text AS id, avatar_key FROM users WHERE id = ANY($1::bigint[])`,
+      [ids],
+    );
+    return new Map(rows.map((row) => [row.id, row.avatar_key]));
+  }
+
+  /** The admin flag and password-change second of a user, for the per-request token check. */
+  async accessRow(id: number): Promise<AccessRow | null> {
+    const rows = await this.users.query<{ admin: boolean; changed: number }[]>(
+      `SELECT admin, floor(extract(epoch FROM password_changed_at))::bigint AS changed FROM users WHERE id = $1`,
+      [id],
+    );
+    return rows[0] ? { admin: rows[0].admin, passwordChangedAt: Number(rows[0].changed) } : null;
+  }
+
+  /**
+   * The existing users among `ids` (decimal strings within `bigint`), locked against deletion until the
+   * transaction ends; taken in id order so concurrent writers do not deadlock.
+   */
+  async lockExisting(ids: readonly string[], manager: EntityManager): Promise<Set<string>> {
+    const rows = await manager.query<{ id: string }[]>(
+      `SELECT u.id::text AS id FROM users u WHERE u.id = ANY($1::bigint[]) ORDER BY u.id FOR KEY SHARE`,
+      [ids],
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
+  /**
+   * Creates the first administrator unless a user exists, under an advisory lock so that instances starting
+   * together create one. Whether it was created.
+   */
+  insertFirstAdmin(admin: Omit<NewUser, 'admin'>): Promise<boolean> {
+    return this.users.manager.transaction(async (manager) => {
+      await manager.query(`SELECT pg_advisory_xact_lock($1)`, [ADMIN_BOOTSTRAP_LOCK]);
+      const created = await manager.query<unknown[]>(
+        `INSERT INTO users (username, email, password_hash, admin)
+         SELECT $1, $2, $3, true WHERE NOT EXISTS (SELECT 1 FROM users) RETURNING id`,
+        [admin.username, admin.email, admin.passwordHash],
+      );
+      return created.length > 0;
+    });
+  }
+}

@@ -1,0 +1,159 @@
+import { type DataSource, type EntityManager } from 'typeorm';
+import { toPaging } from '../src/core/query.js';
+import { CourseModulesRepository } from '../src/course-modules/course-modules.repository.js';
+import { ModuleRolesRepository } from '../src/course-modules/module-roles.repository.js';
+import { ModuleRole } from '../src/course-modules/module-role.js';
+import { UsersRepository } from '../src/users/users.repository.js';
+import { useTestApp } from './support/app.js';
+import { assignRole, makeModule, makeUser } from './support/factories.js';
+
+/** The statements `work` sends through `manager`, as their first words. */
+async function statementsOf<T>(manager: EntityManager, work: () => Promise<T>): Promise<[T, string[]]> {
+  const statements: string[] = [];
+  const original = manager.query.bind(manager);
+  manager.query = ((sql: string, parameters?: unknown[]) => {
+    statements.push(sql.replace(/\s+/g, ' ').trim());
+    return original(sql, parameters);
+  }) as EntityManager['query'];
+  try {
+    return [await work(), statements];
+  } finally {
+    manager.query = original;
+  }
+}
+
+describe('repositories against PostgreSQL', () => {
+  const { app } = useTestApp();
+  let dataSource: DataSource;
+  beforeEach(async () => {
+    await app.reset();
+    dataSource = app.dataSource;
+  });
+  const get = <T>(type: new (...args: never[]) => T): T => app.service.app.get(type);
+
+  describe(CourseModulesRepository.name, () => {
+    it('deletes any number of modules with their dependents in the same five statements', async () => {
+      const modules = get(CourseModulesRepository);
+      const user = await makeUser(dataSource);
+      for (const count of [1, 40]) {
+        const ids: string[] = [];
+        for (let i = 0; i < count; i++) {
+          const module = await makeModule(dataSource);
+          await assignRole(dataSource, user.id, module.id, ModuleRole.Student);
+          ids.push(String(module.id));
+        }
+        const [deleted, statements] = await dataSource.transaction((manager) =>
+          statementsOf(manager, () => modules.deleteWithDependents([...ids, '999999999'], manager)),
+        );
+        expect(deleted.ids.sort()).toEqual([...ids].sort());
+        expect(statements.map((sql) => sql.split(' WHERE')[0])).toEqual([
+          'SELECT m.id::text AS id FROM modules m',
+          'DELETE FROM assignment_files',
+          'DELETE FROM assignments',
+          'DELETE FROM user_module_roles',
+          'DELETE FROM modules',
+        ]);
+        expect(await modules.existingIds(ids)).toEqual(new Set());
+        const [{ n }] = await dataSource.query<{ n: number }[]>(
+          `SELECT count(*) AS n FROM user_module_roles WHERE user_id = $1`,
+          [user.id],
+        );
+        expect(n).toBe(0);
+      }
+    });
+
+    it('stops after the locking read when none of the modules exists', async () => {
+      const modules = get(CourseModulesRepository);
+      const [deleted, statements] = await dataSource.transaction((manager) =>
+        statementsOf(manager, () => modules.deleteWithDependents(['123456789'], manager)),
+      );
+      expect(deleted).toEqual({ ids: [], storageKeys: [] });
+      expect(statements).toHaveLength(1);
+    });
+
+    it('locks in id order, so deletes of one set named in opposite orders never deadlock', async () => {
+      const modules = get(CourseModulesRepository);
+      for (let round = 0; round < 5; round++) {
+        const ids: string[] = [];
+        for (let i = 0; i < 6; i++) ids.push(String((await makeModule(dataSource)).id));
+        const results = await Promise.all([
+          dataSource.transaction((manager) => modules.deleteWithDependents(ids, manager)),
+          dataSource.transaction((manager) => modules.deleteWithDependents([...ids].reverse(), manager)),
+        ]);
+        // The second to get the locks finds the modules gone: every module is deleted exactly once.
+        expect(results.map((result) => result.ids.length).sort()).toEqual([0, 6]);
+      }
+    });
+
+    it('returns the page and the total in one statement, and the total past the last page', async () => {
+      const modules = get(CourseModulesRepository);
+      for (let i = 0; i < 3; i++) await makeModule(dataSource);
+      const [page, statements] = await statementsOf(dataSource.manager, () =>
+        modules.page({ sort: [], paging: toPaging(1, 2) }),
+      );
+      expect(statements).toHaveLength(1);
+      expect(page.items).toHaveLength(2);
+      expect(page.total).toBe(3);
+      expect(await modules.page({ sort: [], paging: toPaging(9, 2) })).toEqual({ items: [], total: 3 });
+    });
+  });
+
+  describe(ModuleRolesRepository.name, () => {
+    it('pages personnel and eligible users with their totals in one statement each', async () => {
+      const roles = get(ModuleRolesRepository);
+      const module = await makeModule(dataSource);
+      const lecturer = await makeUser(dataSource, { username: 'ann' });
+      await makeUser(dataSource, { username: 'bob' });
+      await makeUser(dataSource, { username: 'cy' });
+      await assignRole(dataSource, lecturer.id, module.id, ModuleRole.Lecturer);
+      const filter = { moduleId: String(module.id), sort: [], paging: toPaging(1, 1) };
+      const [personnel, statements] = await statementsOf(dataSource.manager, () =>
+        roles.personnelPage(filter),
+      );
+      expect(statements).toHaveLength(1);
+      expect(personnel.total).toBe(1);
+      expect(personnel.items.map((row) => [row.username, row.role])).toEqual([['ann', 'Lecturer']]);
+      const eligible = await roles.eligiblePage(filter);
+      expect(eligible.total).toBe(2);
+      expect(eligible.items.map((row) => row.username)).toEqual(['bob']);
+    });
+
+    it('reports the caller role, null without one, and undefined for a missing module', async () => {
+      const roles = get(ModuleRolesRepository);
+      const module = await makeModule(dataSource);
+      const tutor = await makeUser(dataSource);
+      const other = await makeUser(dataSource);
+      await assignRole(dataSource, tutor.id, module.id, ModuleRole.Tutor);
+      expect(await roles.callerRole(String(module.id), tutor.id)).toBe(ModuleRole.Tutor);
+      expect(await roles.callerRole(String(module.id), other.id)).toBeNull();
+      expect(await roles.callerRole('987654321', tutor.id)).toBeUndefined();
+    });
+  });
+
+  describe(UsersRepository.name, () => {
+    it('returns the page and the total in one statement, filtered, with ids as numbers', async () => {
+      const users = get(UsersRepository);
+      for (const username of ['alpha', 'alpine', 'beta']) await makeUser(dataSource, { username });
+      const [page, statements] = await statementsOf(dataSource.manager, () =>
+        users.page({ query: 'alp', sort: [], paging: toPaging(1, 1) }),
+      );
+      expect(statements).toHaveLength(1);
+      expect(page.total).toBe(2);
+      expect(page.items).toHaveLength(1);
+      expect(typeof page.items[0].id).toBe('number');
+      expect(await users.page({ query: 'alp', sort: [], paging: toPaging(5, 1) })).toEqual({
+        items: [],
+        total: 2,
+      });
+    });
+
+    it('locks only the existing users among the ids', async () => {
+      const users = get(UsersRepository);
+      const user = await makeUser(dataSource);
+      const existing = await dataSource.transaction((manager) =>
+        users.lockExisting([String(user.id), '888888888'], manager),
+      );
+      expect(existing).toEqual(new Set([String(user.id)]));
+    });
+  });
+});
