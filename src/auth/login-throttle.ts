@@ -22,6 +22,25 @@ export class LoginThrottle {
     return username === undefined ? [`ip:${ip}`] : [`ip:${ip}`, `user:${username.toLowerCase()}`];
   }
 
+  /** Each throttling window already reported, by key: the time of the window's oldest failure. */
+  private readonly announced = new Map<string, number>();
+
+  /**
+   * The kinds of key (`address`, `username`) blocked now whose window has not been reported yet; each is
+   * reported once per window (the audit trail's `auth.login_throttled`).
+   */
+  newlyBlocked(username: string | undefined, ip: string, now = Date.now()): ('address' | 'username')[] {
+    const kinds: ('address' | 'username')[] = [];
+    for (const key of this.keys(username, ip)) {
+      const times = this.recent(key, now);
+      if (times.length < MAX_FAILURES || this.announced.get(key) === times[0]) continue;
+      this.announced.set(key, times[0]);
+      kinds.push(key.startsWith('ip:') ? 'address' : 'username');
+    }
+    for (const [key, since] of this.announced) if (now - since >= WINDOW_MS) this.announced.delete(key);
+    return kinds;
+  }
+
   isBlocked(username: string | undefined, ip: string, now = Date.now()): boolean {
     return this.keys(username, ip).some((key) => this.recent(key, now).length >= MAX_FAILURES);
   }
@@ -29,6 +48,7 @@ export class LoginThrottle {
   /** Forgets every failure (used between e2e tests that share one process). */
   reset(): void {
     this.failures.clear();
+    this.announced.clear();
   }
 
   recordFailure(username: string, ip: string, now = Date.now()): void {

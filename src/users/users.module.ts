@@ -2,6 +2,7 @@ import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from 
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
 import { CsvUploadOnlyMiddleware } from '../core/csv/csv-upload.js';
+import { Transactions } from '../database/transactions.js';
 import { AvatarFiles } from './avatar-files.js';
 import { AvatarController } from './avatar.controller.js';
 import { AvatarService } from './avatar.service.js';
@@ -29,6 +30,7 @@ import { UsersService } from './users.service.js';
     UserAccessCache,
     UserImportService,
     UserImportRepository,
+    Transactions,
   ],
   exports: [UsersService, UsersRepository, PasswordHasher, UserAccessCache],
 })
