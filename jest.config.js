@@ -9,6 +9,8 @@ const esm = {
 export default {
   // Global, not per project: e2e tests boot real services and databases.
   testTimeout: 60000,
+  // One line per block skipped for a missing browser or server: what, and how to enable it (test/support/requires.ts).
+  reporters: ['default', '<rootDir>/test/reporters/skip-reporter.js'],
   projects: [
     { ...esm, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     {

@@ -15,17 +15,16 @@ import path from 'node:path';
 import process from 'node:process';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { fileURLToPath, URL } from 'node:url';
-import argon2 from 'argon2';
 import autocannon from 'autocannon';
 import pg from 'pg';
+// The service's own argon2 profile (built by `npm run bench`), so a login costs what it costs in production.
+import { hashPassword } from '../dist/src/users/argon2.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const RESULTS_DIR = path.join(BENCH_DIR, 'results');
 
 const SEED = { modules: 20_000, users: 2_000, rolesPerUser: 30, staffUsers: 200, rosterStudents: 140 };
 const PASSWORD = 'bench-password-0123';
-// The service's own argon2 profile (src/users/password-hasher.ts), so a login costs what it costs in production.
-const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
 const LOAD = {
   connections: 10,
   warmupSeconds: 1,
@@ -234,7 +233,7 @@ const LAST_NAMES = [
 
 async function seed(databaseUrl) {
   const started = Date.now();
-  const hash = await argon2.hash(PASSWORD, ARGON2_OPTIONS);
+  const hash = await hashPassword(PASSWORD);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {

@@ -3,21 +3,24 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startTestApp, type TestApp } from './support/app.js';
-import { DEFAULT_PASSWORD, makeModule, makeUser } from './support/factories.js';
+import { DEFAULT_PASSWORD, makeModule, makeUser, tokenFor } from './support/factories.js';
 import { client } from './support/http.js';
-import { multipartBody } from './support/openapi-requests.js';
+import { multipartBody, TINY_PNG } from './support/openapi-requests.js';
+import { chromiumRequirement, describeWhenAvailable } from './support/requires.js';
 
 /** Debian's chromium (.ci/install-chromium.sh); never a browser that Playwright downloads. */
-const CHROMIUM = '/usr/bin/chromium';
+const browser = chromiumRequirement();
 const SCREENSHOT = path.resolve('docs/images/swagger-ui.png');
 const TRY_PATH = '/api/modules';
+const CONSOLE_SCREENSHOT = path.resolve('docs/images/swagger-ui-console.png');
 
-describe('Swagger UI in a real browser', () => {
+describeWhenAvailable(browser, 'Swagger UI in a real browser', () => {
   let app: TestApp;
   let userDataDir: string;
   let context: BrowserContext;
   let page: Page;
   const problems: string[] = [];
+  const requestedUrls: string[] = [];
   /** The signed-in admin of the first test, still authorized in the page for the second. */
   const session = { token: '' };
 
@@ -25,7 +28,7 @@ describe('Swagger UI in a real browser', () => {
     app = await startTestApp();
     userDataDir = await mkdtemp(path.join(tmpdir(), 'mas-chromium-'));
     context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
+      executablePath: browser.found,
       headless: true,
       viewport: { width: 1280, height: 1000 },
       args: [
@@ -52,6 +55,7 @@ describe('Swagger UI in a real browser', () => {
     });
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
     page.on('requestfailed', (request) => problems.push(`request failed: ${request.url()}`));
+    page.on('request', (request) => requestedUrls.push(request.url()));
   });
 
   afterAll(async () => {
@@ -93,7 +97,6 @@ describe('Swagger UI in a real browser', () => {
       .locator('.swagger-ui .opblock.opblock-get')
       .filter({ has: page.locator(`.opblock-summary-path[data-path="${TRY_PATH}"]`) });
     await operation.locator('.opblock-summary').first().click();
-    await operation.locator('button.try-out__btn').click();
     await operation.locator('button.execute').click();
 
     const live = operation.locator('.responses-wrapper .live-responses-table');
@@ -129,7 +132,6 @@ describe('Swagger UI in a real browser', () => {
       .locator('.swagger-ui .opblock.opblock-get')
       .filter({ has: page.locator('.opblock-summary-path[data-path="/api/users/{user_id}/avatar"]') });
     await operation.locator('.opblock-summary').first().click();
-    await operation.locator('button.try-out__btn').click();
     await operation.locator('input[placeholder="user_id"]').fill(String(me.body.data.id));
     await operation.locator('button.execute').click();
 
@@ -147,6 +149,180 @@ describe('Swagger UI in a real browser', () => {
       if (width !== 1) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(width).toBe(1);
+    expect(problems).toEqual([]);
+  });
+  /** The operation block of `method path`, expanded (Try it out is on by default, so its inputs are ready). */
+  async function openOperation(method: string, apiPath: string) {
+    const operation = page
+      .locator(`.swagger-ui .opblock.opblock-${method}`)
+      .filter({ has: page.locator(`.opblock-summary-path[data-path="${apiPath}"]`) });
+    if (!(await operation.locator('.opblock-body').isVisible())) {
+      await operation.locator('.opblock-summary').first().click();
+    }
+    await operation.locator('button.execute').waitFor();
+    return operation;
+  }
+
+  /** Fills the path parameters and JSON body (when given), presses Execute and returns the live response. */
+  async function execute(
+    method: string,
+    apiPath: string,
+    input: { params?: Record<string, string | number>; body?: unknown } = {},
+  ) {
+    const operation = await openOperation(method, apiPath);
+    for (const [name, value] of Object.entries(input.params ?? {})) {
+      await operation.locator(`input[placeholder="${name}"]`).fill(String(value));
+    }
+    if (input.body !== undefined) {
+      await operation.locator('textarea.body-param__text').fill(JSON.stringify(input.body));
+    }
+    const clear = operation.locator('button.btn-clear');
+    if (await clear.isVisible()) await clear.click();
+    await operation.locator('button.execute').click();
+    const live = operation.locator('.responses-wrapper .live-responses-table');
+    const status = live.locator('tr.response .response-col_status').first();
+    await status.waitFor();
+    const text = await live.locator('.response-col_description pre').first().innerText();
+    return { operation, status: Number((await status.innerText()).trim()), body: JSON.parse(text) };
+  }
+
+  const statusLine = () => page.locator('#session-status');
+  /** The page's local storage (the evaluated callbacks run in the browser, which the Node types do not know). */
+  interface BrowserGlobals {
+    localStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };
+  }
+  const storedToken = () =>
+    page.evaluate(() => {
+      const stored = JSON.parse(
+        (globalThis as unknown as BrowserGlobals).localStorage.getItem('authorized') ?? '{}',
+      ) as {
+        bearer?: { value?: string };
+      };
+      return stored.bearer?.value ?? null;
+    });
+
+  it('signs in once: Login run on the page authorizes it, then a module, an enrolment and a read work, also after a reload', async () => {
+    await app.reset();
+    await makeUser(app.dataSource, { username: 'admin', admin: true });
+    const student = await makeUser(app.dataSource, { username: 'sjones' });
+    problems.length = 0;
+
+    // A fresh browser profile as far as the page is concerned.
+    await page.goto(`${app.url}/api/docs`);
+    await page.evaluate('localStorage.clear()');
+    await page.waitForLoadState('networkidle');
+    await page.reload();
+    await statusLine().getByText('Not signed in.').waitFor();
+    expect(await page.locator('.swagger-ui .auth-wrapper button.authorize.locked').count()).toBe(0);
+    // The operation filter box is there.
+    await page.locator('.swagger-ui .filter-container input.operation-filter-input').waitFor();
+
+    // 1. Log in: nothing to copy or paste.
+    const login = await execute('post', '/api/auth/login', {
+      body: { username: 'admin', password: DEFAULT_PASSWORD },
+    });
+    expect(login.status).toBe(200);
+    await page.locator('.swagger-ui .auth-wrapper button.authorize.locked').waitFor();
+    await statusLine()
+      .getByText(/^Signed in as admin until /)
+      .waitFor();
+    expect(await storedToken()).toBe(login.body.data.token);
+    // The request duration is shown.
+    await login.operation.locator('h5').getByText('Request duration').waitFor();
+    await login.operation
+      .locator('pre.microlight')
+      .filter({ hasText: /^\d+ ms$/ })
+      .waitFor();
+
+    // 2. Work: the example body of POST /api/modules as the page offers it.
+    const created = await execute('post', '/api/modules');
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ success: true, message: 'Module created successfully' });
+    const moduleId = created.body.data.id as number;
+
+    const enrolled = await execute('post', '/api/modules/{module_id}/students', {
+      params: { module_id: moduleId },
+      body: { user_ids: [student.id] },
+    });
+    expect(enrolled.status).toBe(200);
+    expect(enrolled.body).toMatchObject({ success: true, data: { enrolled: 1 } });
+
+    const read = await execute('get', '/api/modules/{module_id}', { params: { module_id: moduleId } });
+    expect(read.status).toBe(200);
+    expect(read.body.data.students.map((user: { username: string }) => user.username)).toEqual(['sjones']);
+
+    // Files from the page: the avatar upload offers a file chooser (multipart, format binary).
+    const avatar = await openOperation('put', '/api/users/{user_id}/avatar');
+    await avatar.locator('input[placeholder="user_id"]').fill(String(student.id));
+    await avatar
+      .locator('input[type="file"]')
+      .setInputFiles({ name: 'avatar.png', mimeType: 'image/png', buffer: TINY_PNG });
+    const uploaded = await execute('put', '/api/users/{user_id}/avatar');
+    expect(uploaded.status).toBe(200);
+    expect(uploaded.body.data).toMatchObject({
+      username: 'sjones',
+      avatar_url: `/api/users/${student.id}/avatar`,
+    });
+
+    // 3. A reload keeps the page signed in.
+    await page.waitForLoadState('networkidle');
+    await page.reload();
+    await page.locator('.swagger-ui .auth-wrapper button.authorize.locked').waitFor();
+    await statusLine()
+      .getByText(/^Signed in as admin until /)
+      .waitFor();
+    const me = await execute('get', '/api/auth/me');
+    expect(me.status).toBe(200);
+    expect(me.body.data.username).toBe('admin');
+
+    // The token went into no URL the page requested.
+    const token = login.body.data.token as string;
+    expect(requestedUrls.some((url) => url.includes(token))).toBe(false);
+
+    // The README's picture: the module read after the reload, the status line on top (sticky), no token shown.
+    await me.operation.locator('.opblock-summary').first().click();
+    const again = await execute('get', '/api/modules/{module_id}', { params: { module_id: moduleId } });
+    expect(again.status).toBe(200);
+    await again.operation
+      .locator('.live-responses-table .response-col_description pre')
+      .first()
+      .scrollIntoViewIfNeeded();
+    await mkdir(path.dirname(CONSOLE_SCREENSHOT), { recursive: true });
+    await page.screenshot({
+      path: CONSOLE_SCREENSHOT,
+      fullPage: false,
+      // The curl command carries the token: blanked out in the picture.
+      mask: [page.locator('.swagger-ui .curl-command')],
+      maskColor: '#333',
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it('signs the page out when its token expires, and says so', async () => {
+    const admin = (
+      await app.dataSource.query<{ id: number }[]>(`SELECT id FROM users WHERE username = 'admin'`)
+    )[0];
+    const shortLived = tokenFor({ id: Number(admin.id), admin: true }, { expiresIn: 4 });
+    await page.evaluate((value) => {
+      const stored = JSON.parse(
+        (globalThis as unknown as BrowserGlobals).localStorage.getItem('authorized') ?? '{}',
+      ) as Record<string, { value: string }>;
+      stored.bearer.value = value;
+      (globalThis as unknown as BrowserGlobals).localStorage.setItem('authorized', JSON.stringify(stored));
+    }, shortLived);
+    await page.waitForLoadState('networkidle');
+    await page.reload();
+    await page.locator('.swagger-ui .auth-wrapper button.authorize.locked').waitFor();
+
+    await statusLine().getByText('Signed out: the session expired.').waitFor({ timeout: 10_000 });
+    expect(await page.locator('.swagger-ui .auth-wrapper button.authorize.locked').count()).toBe(0);
+    expect(await storedToken()).toBeNull();
+
+    // A reload does not bring it back.
+    await page.waitForLoadState('networkidle');
+    await page.reload();
+    await statusLine().getByText('Not signed in.').waitFor();
+    expect(await page.locator('.swagger-ui .auth-wrapper button.authorize.locked').count()).toBe(0);
     expect(problems).toEqual([]);
   });
 });

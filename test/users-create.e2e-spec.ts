@@ -195,7 +195,8 @@ describe('Users API: create and bulk create', () => {
       expect(res.body.data).toHaveLength(500);
       expect(res.body.data[499].username).toBe('bulk499');
       expect(await userCount()).toBe(501);
-    });
+      // 500 argon2id hashes two at a time: about 30 s on two idle cores, far more on a busy shared machine.
+    }, 180_000);
 
     it.each([
       ['an empty list', { users: [] }, 'At least one user is required'],

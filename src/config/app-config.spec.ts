@@ -1,4 +1,5 @@
 import path from 'node:path';
+import pg from 'pg';
 import { ConfigError, loadConfig } from './app-config.js';
 
 describe('loadConfig', () => {
@@ -70,6 +71,29 @@ describe('loadConfig', () => {
   ])('refuses %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(`Invalid configuration: ${variable}`);
+  });
+
+  it('takes DATABASE_PASSWORD as it is, whatever characters it has, for the URL without a password', () => {
+    const password = 'p@ss:w/rd%41#?& é+';
+    const { databaseUrl } = loadConfig({
+      DATABASE_URL: 'postgres://mas@db:5432/mas',
+      DATABASE_PASSWORD: password,
+    });
+    // What the driver will send: pg decodes the URL exactly as it does when the service connects.
+    const client = new pg.Client({ connectionString: databaseUrl });
+    expect(client).toMatchObject({ user: 'mas', password, host: 'db', port: 5432, database: 'mas' });
+  });
+
+  it.each([
+    [{ DATABASE_PASSWORD: 'secret' }, 'needs DATABASE_URL'],
+    [
+      { DATABASE_URL: 'postgres://u:p@db/mas', DATABASE_PASSWORD: 'secret' },
+      'is set while DATABASE_URL carries',
+    ],
+    [{ DATABASE_URL: 'postgres://db/mas', DATABASE_PASSWORD: 'secret' }, 'needs a user name'],
+  ])('refuses DATABASE_PASSWORD with %j', (env, problem) => {
+    expect(() => loadConfig(env)).toThrow(`Invalid configuration: DATABASE_PASSWORD ${problem}`);
+    expect(() => loadConfig(env)).not.toThrow(/secret/);
   });
 
   it('never echoes a rejected secret', () => {

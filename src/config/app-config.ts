@@ -62,12 +62,45 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `must be true or false (got "${raw}")`);
 }
 
+/**
+ * DATABASE_PASSWORD, when set, is the password for DATABASE_URL's server, taken as it is (no URL encoding
+ * needed), so a container setup never has to put a password into a URL.
+ */
+function withDatabasePassword(
+  databaseUrl: string | undefined,
+  password: string | undefined,
+): string | undefined {
+  if (password === undefined || password === '') return databaseUrl;
+  if (databaseUrl === undefined) {
+    throw new ConfigError(
+      'DATABASE_PASSWORD',
+      'needs DATABASE_URL (the embedded database makes its own password)',
+    );
+  }
+  const url = new URL(databaseUrl);
+  if (url.password !== '') {
+    throw new ConfigError(
+      'DATABASE_PASSWORD',
+      'is set while DATABASE_URL carries a password too: give it in one place',
+    );
+  }
+  if (url.username === '') {
+    throw new ConfigError(
+      'DATABASE_PASSWORD',
+      'needs a user name in DATABASE_URL (postgres://user@host:5432/db)',
+    );
+  }
+  // encodeURIComponent first: the URL setter alone would leave '%' as it is, which the driver then decodes.
+  url.password = encodeURIComponent(password);
+  return url.toString();
+}
+
 /** Reads and validates every setting once; nothing else in the service reads `process.env`. */
 export function loadConfig(env: Env): AppConfig {
   const nodeEnv = read(env, 'NODE_ENV') ?? 'development';
   const dataDir = path.resolve(read(env, 'DATA_DIR') ?? './data');
 
-  const databaseUrl = read(env, 'DATABASE_URL');
+  let databaseUrl = read(env, 'DATABASE_URL');
   if (databaseUrl !== undefined) {
     let protocol: string;
     try {
@@ -79,6 +112,7 @@ export function loadConfig(env: Env): AppConfig {
       throw new ConfigError('DATABASE_URL', 'must use the postgres:// scheme');
     }
   }
+  databaseUrl = withDatabasePassword(databaseUrl, env.DATABASE_PASSWORD);
 
   const jwtSecret = read(env, 'JWT_SECRET');
   if (jwtSecret !== undefined && [...jwtSecret].length < 32) {

@@ -18,6 +18,7 @@ export function createRootLogger(level: LogLevel): Logger {
         '*.new_password',
         '*.token',
         'DATABASE_URL',
+        'DATABASE_PASSWORD',
         'url',
       ],
       censor: '[redacted]',

@@ -8,12 +8,14 @@ import {
   type OpenAPIObject,
   type OperationObject,
   type ParameterObject,
+  type SchemaObject,
   SwaggerModule,
 } from '@nestjs/swagger';
 import { type FastifyInstance, type FastifyReply } from 'fastify';
 import { FAILURE_MESSAGE, IS_ADMIN_ONLY, IS_PUBLIC } from './decorators.js';
 import { INTERNAL_ERROR_MESSAGE, PERMISSION_DENIED_MESSAGE } from './errors.js';
 import { errorResponse, namedSchemas, UNAUTHENTICATED_MESSAGES } from './openapi.js';
+import { ADMIN_CONSOLE_CSS, ADMIN_CONSOLE_SCRIPT } from './swagger-ui-console.js';
 
 export const DOCS_PATH = '/api/docs';
 export const DOCS_JSON_PATH = '/api/docs-json';
@@ -25,8 +27,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setTitle('Module Administration Service')
     .setDescription(
       'Manage course modules and the people in them. Every JSON response is an envelope ' +
-        '`{ success, data, message }`. Sign in with `POST /api/auth/login`, then press **Authorize** and ' +
-        'paste the token.',
+        '`{ success, data, message }`. Sign in by running `POST /api/auth/login` here (Execute): the page ' +
+        'is then authorized with the returned token until it expires, also after a reload.',
     )
     .setVersion('1.0.0')
     // Relative: the API is at the same origin as the document, wherever the service is deployed.
@@ -42,13 +44,22 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .build();
   // Internal to the university (package.json: UNLICENSED); there is no licence text at a URL to point to.
   config.info.license = { name: 'Proprietary' };
-  const document = SwaggerModule.createDocument(app, config);
+  const document = SwaggerModule.createDocument(app, config, { operationIdFactory: operationId });
   document.components = {
     ...document.components,
     schemas: { ...document.components?.schemas, ...namedSchemas },
   };
   completeOperations(document, handlerAccess(app));
   return document;
+}
+
+/**
+ * `Auth.login`, `CourseModules.findOne`, …: without the `_` of the default `<Controller>_<method>`, which
+ * Swagger UI's deep links (the page's URL after an operation is opened) read as an escaped space and warn
+ * about in the console on every reload.
+ */
+function operationId(controllerKey: string, methodKey: string): string {
+  return `${controllerKey.replace(/Controller$/, '')}.${methodKey}`;
 }
 
 interface HandlerAccess {
@@ -58,8 +69,8 @@ interface HandlerAccess {
 }
 
 /**
- * What the global guards and the envelope interceptor will do for each handler, keyed as the default
- * operationId (`<Controller>_<method>`), read from the same metadata they read.
+ * What the global guards and the envelope interceptor will do for each handler, keyed by its operationId,
+ * read from the same metadata they read.
  */
 function handlerAccess(app: INestApplication): Map<string, HandlerAccess> {
   const reflector = new Reflector();
@@ -73,7 +84,7 @@ function handlerAccess(app: INestApplication): Map<string, HandlerAccess> {
         const handler = prototype[name];
         if (name === 'constructor' || typeof handler !== 'function') continue;
         const targets = [handler, controller];
-        access.set(`${controller.name}_${name}`, {
+        access.set(operationId(controller.name, name), {
           isPublic: reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, targets) ?? false,
           adminOnly: reflector.getAllAndOverride<boolean | undefined>(IS_ADMIN_ONLY, targets) ?? false,
           failureMessage:
@@ -106,6 +117,21 @@ function addFailure(operation: OperationObject, status: number, messages: string
 }
 
 /**
+ * A multipart body declared as one binary file (a CSV import's "the file as the body or as the part `file`")
+ * becomes the form it is: an object whose part `file` is binary, which Swagger UI shows as a file chooser.
+ */
+function fileParts(content: Record<string, unknown>): void {
+  const media = content['multipart/form-data'] as { schema?: SchemaObject } | undefined;
+  const schema = media?.schema;
+  if (!schema || schema.type !== 'string' || schema.format !== 'binary') return;
+  media.schema = {
+    type: 'object',
+    required: ['file'],
+    properties: { file: { type: 'string', format: 'binary', description: 'The file, one part only.' } },
+  };
+}
+
+/**
  * The responses every route gets from the shared machinery rather than from its own code, added from what the
  * guards, pipes and framework really do so that no controller can forget them: bearer security with 401 (and the
  * admin 403) from the guard metadata, 400 for a path id, 400/413/415 for any body of a write method (Fastify
@@ -135,7 +161,9 @@ function completeOperations(document: OpenAPIObject, access: Map<string, Handler
       for (const parameter of (operation.parameters ?? []) as ParameterObject[]) {
         if (parameter.in !== 'path' || !parameter.name.endsWith('_id')) continue;
         parameter.required = true;
-        parameter.schema = { type: 'integer', format: 'int64', minimum: 1, example: 1 };
+        // On a fresh installation user 1 is the admin, and user 2 the user the POST /api/users example creates.
+        const example = parameter.name === 'user_id' ? 2 : 1;
+        parameter.schema = { type: 'integer', format: 'int64', minimum: 1, example };
         parameter.description ??= 'A positive integer id (64-bit).';
         addFailure(operation, 400, [`${parameter.name} must be a positive integer`]);
       }
@@ -146,15 +174,18 @@ function completeOperations(document: OpenAPIObject, access: Map<string, Handler
         addFailure(operation, 413, ['Request body too large']);
         addFailure(operation, 415, ['Unsupported content type']);
       }
+      if (content) fileParts(content);
       addFailure(operation, 500, [handler?.failureMessage ?? INTERNAL_ERROR_MESSAGE]);
     }
   }
 }
 
+const UI_SCRIPT = 'application/javascript; charset=utf-8';
+
 /** The Swagger UI files served under /api/docs/, from the swagger-ui-dist that @nestjs/swagger ships with. */
 const UI_ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
-  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
+  'swagger-ui-bundle.js': UI_SCRIPT,
   'favicon-32x32.png': 'image/png',
   'favicon-16x16.png': 'image/png',
 };
@@ -172,19 +203,26 @@ function uiHtml(base: string): string {
   <meta charset="UTF-8">
   <title>${SITE_TITLE}</title>
   <link rel="stylesheet" type="text/css" href="${base}swagger-ui.css">
+  <link rel="stylesheet" type="text/css" href="${base}admin-console.css">
   <link rel="icon" type="image/png" href="${base}favicon-32x32.png" sizes="32x32">
   <link rel="icon" type="image/png" href="${base}favicon-16x16.png" sizes="16x16">
 </head>
 <body>
+  <div id="session-status" class="session-status" role="status" aria-live="polite"></div>
   <div id="swagger-ui"></div>
   <script src="${base}swagger-ui-bundle.js"></script>
+  <script src="${base}admin-console.js"></script>
   <script src="${base}swagger-ui-init.js"></script>
 </body>
 </html>
 `;
 }
 
-/** Starts the UI on the inlined document; no inline script, so the docs CSP needs no 'unsafe-inline' scripts. */
+/**
+ * Starts the UI on the inlined document; no inline script, so the docs CSP needs no 'unsafe-inline' scripts.
+ * Ready to use: "Try it out" is on, the filter box is shown, durations are shown, and the admin console
+ * (swagger-ui-console.ts) authorizes the page from a sign-in run on it.
+ */
 function uiInitScript(document: OpenAPIObject): string {
   const options = {
     spec: document,
@@ -193,13 +231,16 @@ function uiInitScript(document: OpenAPIObject): string {
     layout: 'BaseLayout',
     persistAuthorization: true,
     displayRequestDuration: true,
-    tryItOutEnabled: false,
+    tryItOutEnabled: true,
+    filter: true,
     // The public validator badge would call out to validator.swagger.io.
     validatorUrl: null,
   };
   return `window.onload = function () {
   var options = ${JSON.stringify(options)};
   options.presets = [SwaggerUIBundle.presets.apis];
+  options.plugins = [window.AdminConsole.plugin];
+  options.responseInterceptor = window.AdminConsole.responseInterceptor;
   window.ui = SwaggerUIBundle(options);
 };
 `;
@@ -231,10 +272,14 @@ export function setupOpenApi(app: INestApplication): void {
   fastify.get(`${DOCS_PATH}/`, html('./'));
   fastify.get(`${DOCS_PATH}/swagger-ui-init.js`, (_request, reply) =>
     reply
-      .type('application/javascript; charset=utf-8')
+      .type(UI_SCRIPT)
       .header('cache-control', 'no-cache')
       .send((initScript ??= uiInitScript(getDocument()))),
   );
+  const consoleFile = (type: string, content: string) => (_request: unknown, reply: FastifyReply) =>
+    reply.type(type).header('cache-control', 'no-cache').send(content);
+  fastify.get(`${DOCS_PATH}/admin-console.js`, consoleFile(UI_SCRIPT, ADMIN_CONSOLE_SCRIPT));
+  fastify.get(`${DOCS_PATH}/admin-console.css`, consoleFile('text/css; charset=utf-8', ADMIN_CONSOLE_CSS));
   for (const [name, type] of Object.entries(UI_ASSETS)) {
     fastify.get(`${DOCS_PATH}/${name}`, async (_request, reply) => {
       if (!files.has(name)) files.set(name, readFile(path.join(distDir, name)));

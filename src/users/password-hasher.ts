@@ -1,9 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import argon2 from 'argon2';
+import { hashPassword, verifyPassword } from './argon2.js';
 
-// argon2id with OWASP's minimum profile (19 MiB, 2 passes); hashing runs on libuv's thread pool.
-const OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 /** Marks the hash of a generated password (see {@link PasswordHasher.generate}). */
 const GENERATED_PREFIX = 'sha256$';
 
@@ -12,10 +10,10 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 @Injectable()
 export class PasswordHasher {
   /** A hash of a random password, verified against when a username is unknown so timing matches. */
-  private readonly decoy: Promise<string> = argon2.hash(`decoy-${Math.random()}`, OPTIONS);
+  private readonly decoy: Promise<string> = hashPassword(`decoy-${Math.random()}`);
 
   hash(password: string): Promise<string> {
-    return argon2.hash(password, OPTIONS);
+    return hashPassword(password);
   }
 
   /**
@@ -33,11 +31,11 @@ export class PasswordHasher {
       const expected = Buffer.from(hash.slice(GENERATED_PREFIX.length), 'hex');
       const actual = sha256(password);
       // Same work as a wrong password would cost, so timing does not tell generated accounts apart.
-      await this.decoy.then((decoy) => argon2.verify(decoy, password)).catch(() => false);
+      await this.decoy.then((decoy) => verifyPassword(decoy, password)).catch(() => false);
       return expected.length === actual.length && timingSafeEqual(expected, actual);
     }
     try {
-      return await argon2.verify(hash ?? (await this.decoy), password);
+      return await verifyPassword(hash ?? (await this.decoy), password);
     } catch {
       return false;
     }

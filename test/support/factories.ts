@@ -1,6 +1,6 @@
-import argon2 from 'argon2';
 import jwt, { type Algorithm } from 'jsonwebtoken';
 import { type DataSource } from 'typeorm';
+import { hashPassword } from '../../src/users/argon2.js';
 import { type ModuleRole } from '../../src/course-modules/module-role.js';
 import { TEST_JWT_SECRET } from './app.js';
 
@@ -10,10 +10,7 @@ const hashes = new Map<string, Promise<string>>();
 /** Hashing is slow by design; factories hash each distinct password once per run. */
 function hashOf(password: string): Promise<string> {
   if (!hashes.has(password)) {
-    hashes.set(
-      password,
-      argon2.hash(password, { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 }),
-    );
+    hashes.set(password, hashPassword(password));
   }
   return hashes.get(password)!;
 }

@@ -8,7 +8,7 @@ export class BulkDeleteDto {
     minItems: 1,
     maxItems: ID_LIST_MAX,
     description: 'Ids with no module, and repeats of an id, are reported in `failed` rather than refused.',
-    example: [12, 13],
+    example: [1],
   })
   @IsIdList(MODULE_IDS_MESSAGES)
   module_ids!: number[];

@@ -9,7 +9,8 @@ const userIds = (description: string) =>
     minItems: 1,
     maxItems: ID_LIST_MAX,
     description,
-    example: [7, 8],
+    // User 2 is `jsmith`, the user the example of POST /api/users creates on a fresh installation.
+    example: [2],
   });
 
 /** `{user_ids, role}` of personnel assignment and removal; `role` in any accepted spelling. */

@@ -32,6 +32,10 @@ export class BulkCreateUsersDto {
     minItems: 1,
     maxItems: BULK_MAX_USERS,
     description: 'Created all together or not at all.',
+    example: [
+      { username: 'adoe', email: 'adoe@example.edu', password: 'correct-horse-battery', admin: false },
+      { username: 'bkhan', email: 'bkhan@example.edu', password: 'correct-horse-battery', admin: false },
+    ],
   })
   // One rule with a message per problem, so the pipe reports it in field order with any unknown property.
   @ValidateBy({
