@@ -5,6 +5,8 @@ import { AssignmentFile } from './src/course-modules/assignment-file.entity.js';
 import { CourseModule } from './src/course-modules/course-module.entity.js';
 import { ModuleStats } from './src/course-modules/module-stats.entity.js';
 import { UserModuleRole } from './src/course-modules/user-module-role.entity.js';
+import { AuditEvent } from './src/audit/audit-event.entity.js';
+import { AuditEvents1763900000000 } from './src/database/migrations/1763900000000-AuditEvents.js';
 import { InitialSchema1763700000000 } from './src/database/migrations/1763700000000-InitialSchema.js';
 import { ModuleSearchIndexes1763710000000 } from './src/database/migrations/1763710000000-ModuleSearchIndexes.js';
 import { ModuleCounts1763720000000 } from './src/database/migrations/1763720000000-ModuleCounts.js';
@@ -13,12 +15,13 @@ import { User } from './src/users/user.entity.js';
 // COUNT(*) and other int8 results arrive as numbers; ids stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-export const entities = [User, CourseModule, UserModuleRole, Assignment, AssignmentFile, ModuleStats];
+export const entities = [User, CourseModule, UserModuleRole, Assignment, AssignmentFile, ModuleStats, AuditEvent];
 /** Listed, not globbed: the same list works from `dist/` and under Jest. New migrations are appended here. */
 export const migrations = [
   InitialSchema1763700000000,
   ModuleSearchIndexes1763710000000,
   ModuleCounts1763720000000,
+  AuditEvents1763900000000,
 ];
 
 /** The one description of the database, used by the service and by the migration CLI. */

@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { dataSourceOptions } from '../ormconfig.js';
+import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { type AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
@@ -37,6 +38,7 @@ export class AppModule {
         HealthModule,
         UsersModule,
         CourseModulesModule,
+        AuditModule,
       ],
     };
   }

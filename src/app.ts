@@ -10,6 +10,7 @@ import { type AppConfig } from './config/app-config.js';
 import { resolveJwtSecret } from './config/jwt-secret.js';
 import { boundJsonBodies } from './core/body-shape.js';
 import { drainEarlyAnswers } from './core/early-answers.js';
+import { registerCsvBodyParser } from './core/csv/csv-upload.js';
 import { answerFrameworkError } from './core/framework-errors.js';
 import { createRootLogger, NestPinoLogger } from './core/logger.js';
 import { Metrics } from './core/metrics.js';
@@ -60,6 +61,8 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   const fastify = app.getHttpAdapter().getInstance();
   // JSON routes accept JSON only: anything else (text/plain included) is 415 Unsupported content type.
   fastify.removeContentTypeParser('text/plain');
+  // CSV imports stream their text/csv body; every other route keeps answering 415 to it.
+  registerCsvBodyParser(fastify);
   // Multipart bodies are streamed by the handler, so bodyLimit (JSON only) does not cut them; busboy stops
   // each file at UPLOAD_FILE_LIMIT (marking it truncated) and the handler answers 413 itself.
   await app.register(fastifyMultipart, {

@@ -287,6 +287,44 @@ describe('responses conform to the OpenAPI document', () => {
     await expectStatus(409, 'DELETE', students, { token, body: { user_ids: [state.student.id] } });
   });
 
+  it('imports and exports CSV, and reads the audit trail', async () => {
+    const token = state.adminToken;
+    const csv = (text: string) => ({ token, body: text, headers: { 'content-type': 'text/csv' } });
+    const file = 'username,email,admin\nivy.import,ivy@uni.example,no\n';
+    await expectStatus(200, 'POST', '/api/users/import?dry_run=true', csv(file));
+    await expectStatus(201, 'POST', '/api/users/import', csv(file));
+    await expectStatus(422, 'POST', '/api/users/import', csv('username,email\nx,not-an-email\n'));
+    await expectStatus(400, 'POST', '/api/users/import', csv('username\nivy\n'));
+    await expectStatus(415, 'POST', '/api/users/import', { token, body: { username: 'ivy' } });
+    const exported = await expectStatus(200, 'GET', '/api/users/export.csv?sort=username', { token });
+    expect(exported.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    await expectStatus(400, 'GET', '/api/users/export.csv?sort=nope', { token });
+
+    const roster = `/api/modules/${state.modules[0]}/roster`;
+    await expectStatus(200, 'POST', `${roster}/import?dry_run=true`, csv('user,role\nivy.import,Student\n'));
+    await expectStatus(200, 'POST', `${roster}/import`, csv('user,role\nivy@uni.example,student\n'));
+    await expectStatus(422, 'POST', `${roster}/import`, csv('user,role\nnobody,Student\n'));
+    await expectStatus(
+      409,
+      'POST',
+      `${roster}/import?mode=sync&max_removals=0`,
+      csv('user,role\nivy.import,Student\n'),
+    );
+    await expectStatus(403, 'POST', `${roster}/import`, {
+      ...csv('user,role\nivy.import,Student\n'),
+      token: state.student.token,
+    });
+    await expectStatus(200, 'GET', `${roster}.csv`, { token });
+    await expectStatus(404, 'GET', '/api/modules/987654321/roster.csv', { token });
+
+    const audit = await expectStatus(200, 'GET', '/api/audit?action=user.import,roster.import&sort=-at', {
+      token,
+    });
+    expect(audit.body.data.total).toBeGreaterThanOrEqual(2);
+    await expectStatus(400, 'GET', '/api/audit?action=user.nope', { token });
+    await expectStatus(403, 'GET', '/api/audit', { token: state.lecturer.token });
+  });
+
   it('changes a password', async () => {
     await expectStatus(401, 'PUT', '/api/auth/password', {
       token: state.outsider.token,

@@ -45,6 +45,11 @@ const ACCESS: Record<string, Access> = {
   'GET /api/users/{user_id}/modules': 'admin',
   'PUT /api/users/{user_id}/avatar': 'admin',
   'GET /api/users/{user_id}/avatar': 'authenticated',
+  'POST /api/users/import': 'admin',
+  'GET /api/users/export.csv': 'admin',
+  'POST /api/modules/{module_id}/roster/import': 'module',
+  'GET /api/modules/{module_id}/roster.csv': 'module',
+  'GET /api/audit': 'admin',
 };
 
 /** Routes that take a request body besides POST and PUT. */
@@ -118,7 +123,7 @@ describe('OpenAPI route table', () => {
             const json = content['application/json']?.schema;
             if (!json) {
               const binary = Object.keys(content).some(
-                (t) => t.startsWith('image/') || t === 'application/octet-stream',
+                (t) => t.startsWith('image/') || t === 'application/octet-stream' || t === 'text/csv',
               );
               return binary ? [] : [`${key} ${status}: neither JSON nor a file`];
             }
@@ -209,6 +214,12 @@ describe('OpenAPI route table', () => {
           headers: { 'content-type': contentType, ...(token ? { authorization: `Bearer ${token}` } : {}) },
         });
         return { status: response.status, body: await response.json() };
+      }
+      if (template.endsWith('/import')) {
+        const csv = template.includes('roster')
+          ? 'user,role\nnobody,Student\n'
+          : 'username,email\nann,a@b.cd\n';
+        return api.request(method, path, { token, body: csv, headers: { 'content-type': 'text/csv' } });
       }
       const body =
         method === 'GET'

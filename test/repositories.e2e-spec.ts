@@ -64,7 +64,7 @@ describe('repositories against PostgreSQL', () => {
         );
         expect(deleted.ids.sort()).toEqual([...ids].sort());
         expect(statements.map((sql) => sql.split(' WHERE')[0])).toEqual([
-          'SELECT m.id::text AS id FROM modules m',
+          'SELECT m.id::text AS id, m.code, m.year FROM modules m',
           'DELETE FROM assignment_files',
           'DELETE FROM assignments',
           'DELETE FROM user_module_roles',
@@ -84,7 +84,7 @@ describe('repositories against PostgreSQL', () => {
       const [deleted, statements] = await dataSource.transaction((manager) =>
         statementsOf(manager, () => modules.deleteWithDependents(['123456789'], manager)),
       );
-      expect(deleted).toEqual({ ids: [], storageKeys: [] });
+      expect(deleted).toEqual({ ids: [], modules: [], storageKeys: [] });
       expect(statements).toHaveLength(1);
     });
 

@@ -1,9 +1,10 @@
-import { Body, Controller, Get, HttpCode, Post, Put, Req, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Put, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { type RequestContext } from '../audit/audit-actions.js';
+import { RequestCtx } from '../audit/request-context.decorator.js';
 import { ApiAuthenticated, ApiErrors, ApiOk } from '../core/openapi.js';
 import { UserSummarySchema } from '../users/user.schemas.js';
 import { SessionSchema } from './auth.schemas.js';
-import { type FastifyRequest } from 'fastify';
 import { CurrentUser, type AuthUser, Public, ResponseMessage } from '../core/decorators.js';
 import { AuthService, type Session } from './auth.service.js';
 import { ChangePasswordDto } from './dto/change-password.dto.js';
@@ -29,8 +30,8 @@ export class AuthController {
     415: ['Unsupported content type'],
     429: ['Too many requests, try again later'],
   })
-  login(@Body() body: LoginDto, @Req() request: FastifyRequest): Promise<Session> {
-    return this.auth.login(body, request.ip);
+  login(@Body() body: LoginDto, @RequestCtx() context: RequestContext): Promise<Session> {
+    return this.auth.login(body, context);
   }
 
   @Get('me')
@@ -52,7 +53,11 @@ export class AuthController {
     401: ['Current password is incorrect'],
     415: ['Unsupported content type'],
   })
-  changePassword(@CurrentUser() user: AuthUser, @Body() body: ChangePasswordDto): Promise<Session> {
-    return this.auth.changePassword(user.id, body);
+  changePassword(
+    @CurrentUser() user: AuthUser,
+    @Body() body: ChangePasswordDto,
+    @RequestCtx() context: RequestContext,
+  ): Promise<Session> {
+    return this.auth.changePassword(user.id, body, context);
   }
 }

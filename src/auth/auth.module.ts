@@ -3,6 +3,8 @@ import { JwtModule } from '@nestjs/jwt';
 import { PassportModule } from '@nestjs/passport';
 import { APP_CONFIG } from '../config/config.module.js';
 import { type AppConfig } from '../config/app-config.js';
+import { AuditModule } from '../audit/audit.module.js';
+import { Transactions } from '../database/transactions.js';
 import { UsersModule } from '../users/users.module.js';
 import { AdminBootstrap } from './admin-bootstrap.js';
 import { AuthController } from './auth.controller.js';
@@ -19,6 +21,7 @@ import { TokenService } from './token.service.js';
 @Module({
   imports: [
     UsersModule,
+    AuditModule,
     PassportModule,
     JwtModule.registerAsync({
       inject: [APP_CONFIG],
@@ -43,6 +46,7 @@ import { TokenService } from './token.service.js';
     },
     LoginThrottleGuard,
     TokenService,
+    Transactions,
   ],
   exports: [TokenService],
 })

@@ -1,4 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { type RequestContext } from '../audit/audit-actions.js';
+import { AuditService } from '../audit/audit.service.js';
+import { Transactions } from '../database/transactions.js';
 import { AuthenticationRequired } from '../core/errors.js';
 import { toUserSummary, type UserSummary } from '../users/user.mapper.js';
 import { UsersRepository } from '../users/users.repository.js';
@@ -22,15 +25,25 @@ export class AuthService {
     private readonly tokens: TokenService,
     private readonly throttle: LoginThrottle,
     private readonly access: UserAccessCache,
+    private readonly transactions: Transactions,
+    private readonly audit: AuditService,
   ) {}
 
-  async login({ username, password }: LoginDto, clientIp: string): Promise<Session> {
+  async login({ username, password }: LoginDto, context: RequestContext): Promise<Session> {
+    const clientIp = context.clientIp ?? '';
     // No stored username holds a NUL (PostgreSQL text cannot): such a login simply fails.
     const user = username.includes('\u0000') ? null : await this.users.findByUsername(username);
     // An unknown username is verified against a decoy hash, so both failures take the same time.
     const valid = await this.hasher.verify(user?.passwordHash, password);
     if (!user || !valid) {
       await this.throttle.recordFailure(username, clientIp);
+      await this.audit.record(undefined, context, {
+        action: 'auth.login_failed',
+        targetType: user ? 'user' : null,
+        targetIds: user ? [user.id] : [],
+        // jsonb cannot hold U+0000 either.
+        summary: { username: username.replaceAll('\u0000', '\uFFFD') },
+      });
       throw new InvalidCredentials();
     }
     return { ...this.tokens.issue(user), user: toUserSummary(user) };
@@ -42,16 +55,26 @@ export class AuthService {
     return toUserSummary(user);
   }
 
-  async changePassword(userId: number, dto: ChangePasswordDto): Promise<Session> {
+  async changePassword(userId: number, dto: ChangePasswordDto, context: RequestContext): Promise<Session> {
     const user = await this.users.findById(userId);
     if (!user) throw new AuthenticationRequired();
     if (!(await this.hasher.verify(user.passwordHash, dto.current_password)))
       throw new WrongCurrentPassword();
     const changedAt = new Date();
-    const updated = await this.users.update(String(userId), {
-      passwordHash: await this.hasher.hash(dto.new_password),
-      passwordChangedAt: changedAt,
-      updatedAt: changedAt,
+    const passwordHash = await this.hasher.hash(dto.new_password);
+    const updated = await this.transactions.run(async (transaction) => {
+      const row = await this.users.update(
+        String(userId),
+        { passwordHash, passwordChangedAt: changedAt, updatedAt: changedAt },
+        transaction,
+      );
+      if (row)
+        await this.audit.record(transaction, context, {
+          action: 'auth.password_change',
+          targetType: 'user',
+          targetIds: [userId],
+        });
+      return row;
     });
     if (!updated) throw new AuthenticationRequired();
     this.access.invalidate(userId);

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { type Redis } from 'ioredis';
 import { RedisOutage } from '../redis/redis.module.js';
-import { LOGIN_THROTTLE_RULES, LoginThrottle } from './login-throttle.js';
+import { LOGIN_THROTTLE_RULES, LoginThrottle, type ThrottledKey } from './login-throttle.js';
 
 /**
  * Each counter is a sorted set of failure times (ms, by Redis's own clock so replicas agree), expiring with
@@ -29,7 +29,30 @@ for i, key in ipairs(KEYS) do
 end
 return 0`;
 
+/**
+ * For each (counter, marker) pair of keys: when the counter is at the limit and its marker does not hold the
+ * window's oldest failure yet, store it and report the pair's index, so every replica reports a window once.
+ */
+const NEWLY_BLOCKED = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = tonumber(ARGV[1])
+local out = {}
+for i = 1, #KEYS, 2 do
+  local counter, marker = KEYS[i], KEYS[i + 1]
+  redis.call('ZREMRANGEBYSCORE', counter, '-inf', now - window)
+  if redis.call('ZCARD', counter) >= tonumber(ARGV[2]) then
+    local oldest = redis.call('ZRANGE', counter, 0, 0, 'WITHSCORES')[2]
+    if redis.call('GET', marker) ~= oldest then
+      redis.call('SET', marker, oldest, 'PX', window)
+      table.insert(out, (i + 1) / 2)
+    end
+  end
+end
+return out`;
+
 type ThrottleCommands = Redis & {
+  loginThrottleNewlyBlocked(...args: (string | number)[]): Promise<number[]>;
   loginThrottleRecord(...args: (string | number)[]): Promise<number>;
   loginThrottleBlocked(...args: (string | number)[]): Promise<number>;
 };
@@ -49,6 +72,7 @@ export class RedisLoginThrottle extends LoginThrottle {
     super();
     redis.defineCommand('loginThrottleRecord', { lua: RECORD });
     redis.defineCommand('loginThrottleBlocked', { lua: BLOCKED });
+    redis.defineCommand('loginThrottleNewlyBlocked', { lua: NEWLY_BLOCKED });
     this.redis = redis as ThrottleCommands;
   }
 
@@ -81,6 +105,20 @@ export class RedisLoginThrottle extends LoginThrottle {
       this.outage.succeeded();
     } catch (error) {
       this.outage.failed(error);
+    }
+  }
+
+  async newlyBlocked(username: string | undefined, ip: string): Promise<ThrottledKey[]> {
+    const counters = this.keys(username, ip);
+    const keys = counters.flatMap((key) => [key, `${key}:reported`]);
+    const { windowMs, maxFailures } = LOGIN_THROTTLE_RULES;
+    try {
+      const indexes = await this.redis.loginThrottleNewlyBlocked(keys.length, ...keys, windowMs, maxFailures);
+      this.outage.succeeded();
+      return indexes.map((index) => (index === 1 ? 'address' : 'username'));
+    } catch (error) {
+      this.outage.failed(error);
+      return [];
     }
   }
 

@@ -9,9 +9,16 @@ export const LOGIN_THROTTLE_RULES = { windowMs: WINDOW_MS, maxFailures: MAX_FAIL
  * contract counts only failures (401s). In this process ({@link MemoryLoginThrottle}) or, with REDIS_URL,
  * shared by every replica (RedisLoginThrottle in login-throttle-redis.ts).
  */
+export type ThrottledKey = 'address' | 'username';
+
 export abstract class LoginThrottle {
   abstract isBlocked(username: string | undefined, ip: string): boolean | Promise<boolean>;
   abstract recordFailure(username: string, ip: string): void | Promise<void>;
+  /**
+   * The kinds of key (`address`, `username`) blocked now whose throttling window has not been reported yet;
+   * each window is reported once (the audit trail's `auth.login_throttled`).
+   */
+  abstract newlyBlocked(username: string | undefined, ip: string): ThrottledKey[] | Promise<ThrottledKey[]>;
   /** Forgets every failure (used between e2e tests that share one process). */
   abstract reset(): void | Promise<void>;
 }
@@ -31,12 +38,28 @@ export class MemoryLoginThrottle extends LoginThrottle {
     return username === undefined ? [`ip:${ip}`] : [`ip:${ip}`, `user:${username.toLowerCase()}`];
   }
 
+  /** Each throttling window already reported, by key: the time of the window's oldest failure. */
+  private readonly announced = new Map<string, number>();
+
+  newlyBlocked(username: string | undefined, ip: string, now = Date.now()): ThrottledKey[] {
+    const kinds: ThrottledKey[] = [];
+    for (const key of this.keys(username, ip)) {
+      const times = this.recent(key, now);
+      if (times.length < MAX_FAILURES || this.announced.get(key) === times[0]) continue;
+      this.announced.set(key, times[0]);
+      kinds.push(key.startsWith('ip:') ? 'address' : 'username');
+    }
+    for (const [key, since] of this.announced) if (now - since >= WINDOW_MS) this.announced.delete(key);
+    return kinds;
+  }
+
   isBlocked(username: string | undefined, ip: string, now = Date.now()): boolean {
     return this.keys(username, ip).some((key) => this.recent(key, now).length >= MAX_FAILURES);
   }
 
   reset(): void {
     this.failures.clear();
+    this.announced.clear();
   }
 
   recordFailure(username: string, ip: string, now = Date.now()): void {

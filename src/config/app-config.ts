@@ -28,6 +28,8 @@ export interface AppConfig {
   /** Unset: no metrics are served. Otherwise Prometheus metrics on this port of `metricsHost`, apart from the API. */
   metricsPort: number | undefined;
   metricsHost: string;
+  /** Audit events older than this many days are pruned at start and daily; 0 keeps them forever. */
+  auditRetentionDays: number;
   /** Set: failed-login counters live in Redis, shared by every replica. Unset: in this process. */
   redisUrl: string | undefined;
   /** Prefix of every Redis key the service writes (several deployments may share one Redis). */
@@ -243,6 +245,7 @@ export function loadConfig(env: Env): AppConfig {
     trustProxy: trustProxy(env),
     metricsPort,
     metricsHost: read(env, 'METRICS_HOST') ?? read(env, 'HOST') ?? '0.0.0.0',
+    auditRetentionDays: int(env, 'AUDIT_RETENTION_DAYS', 365, 0, 36_500),
     redisUrl,
     redisKeyPrefix,
     s3: loadS3Settings(env),

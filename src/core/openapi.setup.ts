@@ -40,6 +40,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Students', 'The students of a module')
     .addTag('Users', 'User administration and avatars')
     .addTag('Health', 'Probes for Kubernetes')
+    .addTag('Audit', 'Who changed what, and when')
     .build();
   // Internal to the university (package.json: UNLICENSED); there is no licence text at a URL to point to.
   config.info.license = { name: 'Proprietary' };

@@ -19,6 +19,8 @@ import {
   MyModulesSchema,
 } from './module.schemas.js';
 import { type Query as QueryParams } from '../core/query.js';
+import { type RequestContext } from '../audit/audit-actions.js';
+import { RequestCtx } from '../audit/request-context.decorator.js';
 import { bulkDeleteMessage, type BulkDeleteResult } from './bulk-delete.js';
 import {
   CourseModulesService,
@@ -131,8 +133,11 @@ export class CourseModulesController {
   @ApiBody({ type: ModuleBodyDto })
   @ApiOk(201, 'Module created successfully', ModuleSchema)
   @ApiErrors({ 400: MODULE_BODY_MESSAGES, 409: [DUPLICATE_MODULE_MESSAGE] })
-  create(@Body(ModuleBodyPipe) body: ModuleInput): Promise<ModuleResponse> {
-    return this.modules.create(body);
+  create(
+    @Body(ModuleBodyPipe) body: ModuleInput,
+    @RequestCtx() context: RequestContext,
+  ): Promise<ModuleResponse> {
+    return this.modules.create(body, context);
   }
 
   @Put(':module_id')
@@ -149,8 +154,12 @@ export class CourseModulesController {
     404: [MODULE_NOT_FOUND_MESSAGE],
     409: [DUPLICATE_MODULE_MESSAGE],
   })
-  update(@ModuleIdParam() id: string, @Body(ModuleBodyPipe) body: ModuleInput): Promise<ModuleResponse> {
-    return this.modules.update(id, body);
+  update(
+    @ModuleIdParam() id: string,
+    @Body(ModuleBodyPipe) body: ModuleInput,
+    @RequestCtx() context: RequestContext,
+  ): Promise<ModuleResponse> {
+    return this.modules.update(id, body, context);
   }
 
   @Delete('bulk')
@@ -170,8 +179,11 @@ export class CourseModulesController {
       UNKNOWN_PROPERTY,
     ],
   })
-  async bulkRemove(@Body() body: BulkDeleteDto): Promise<WithMessage<BulkDeleteResult>> {
-    const result = await this.modules.bulkRemove(body.module_ids);
+  async bulkRemove(
+    @Body() body: BulkDeleteDto,
+    @RequestCtx() context: RequestContext,
+  ): Promise<WithMessage<BulkDeleteResult>> {
+    const result = await this.modules.bulkRemove(body.module_ids, context);
     return new WithMessage(result, bulkDeleteMessage(result, body.module_ids.length));
   }
 
@@ -182,8 +194,8 @@ export class CourseModulesController {
   @ApiOk(200, 'Module deleted successfully', null)
   // The route takes no body, but one sent with a content type other than JSON is refused by the framework.
   @ApiErrors({ 404: [MODULE_NOT_FOUND_MESSAGE], 415: ['Unsupported content type'] })
-  async remove(@ModuleIdParam() id: string): Promise<null> {
-    await this.modules.remove(id);
+  async remove(@ModuleIdParam() id: string, @RequestCtx() context: RequestContext): Promise<null> {
+    await this.modules.remove(id, context);
     return null;
   }
 }

@@ -1,5 +1,7 @@
-import { Module } from '@nestjs/common';
+import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditModule } from '../audit/audit.module.js';
+import { CsvUploadOnlyMiddleware } from '../core/csv/csv-upload.js';
 import { Transactions } from '../database/transactions.js';
 import { UsersModule } from '../users/users.module.js';
 import { CourseModule } from './course-module.entity.js';
@@ -12,13 +14,22 @@ import { ModuleRolesRepository } from './module-roles.repository.js';
 import { ModuleTotals } from './module-totals.js';
 import { PersonnelController, StudentsController } from './personnel.controller.js';
 import { PersonnelService } from './personnel.service.js';
+import { RosterController } from './roster.controller.js';
+import { RosterRepository } from './roster.repository.js';
+import { RosterService } from './roster.service.js';
 import { UserModuleRole } from './user-module-role.entity.js';
 import { UserModulesController } from './user-modules.controller.js';
 
 /** Modules API with personnel and students (SPEC §4), and each user's modules. */
 @Module({
-  imports: [TypeOrmModule.forFeature([CourseModule, UserModuleRole]), UsersModule],
-  controllers: [CourseModulesController, PersonnelController, StudentsController, UserModulesController],
+  imports: [TypeOrmModule.forFeature([CourseModule, UserModuleRole]), UsersModule, AuditModule],
+  controllers: [
+    CourseModulesController,
+    PersonnelController,
+    StudentsController,
+    UserModulesController,
+    RosterController,
+  ],
   providers: [
     CourseModulesService,
     PersonnelService,
@@ -28,6 +39,14 @@ import { UserModulesController } from './user-modules.controller.js';
     ModuleFiles,
     ModuleBodyPipe,
     ModuleTotals,
+    RosterService,
+    RosterRepository,
   ],
 })
-export class CourseModulesModule {}
+export class CourseModulesModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer
+      .apply(CsvUploadOnlyMiddleware)
+      .forRoutes({ path: 'modules/:module_id/roster/import', method: RequestMethod.POST });
+  }
+}

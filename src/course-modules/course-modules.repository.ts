@@ -21,9 +21,10 @@ export interface ModuleValues {
   credits: number;
 }
 
-/** The modules deleted (decimal ids) and the storage keys of their files. */
+/** The modules deleted (decimal ids, with code and year) and the storage keys of their files. */
 export interface DeletedModules {
   ids: string[];
+  modules: { code: string; year: number }[];
   storageKeys: string[];
 }
 
@@ -92,6 +93,15 @@ export class CourseModulesRepository {
     return row;
   }
 
+  /** The module's values, locked until the caller's transaction ends; null when there is no such module. */
+  async lockValues(moduleId: string, manager: EntityManager): Promise<ModuleValues | null> {
+    const [row] = await manager.query<ModuleValues[]>(
+      `SELECT code, year, description, credits FROM modules WHERE id = $1 FOR UPDATE`,
+      [moduleId],
+    );
+    return row ?? null;
+  }
+
   /** Replaces every field and bumps `updated_at`; null when there is no such module. */
   async replace(
     moduleId: string,
@@ -114,12 +124,14 @@ export class CourseModulesRepository {
    * in id order first, so concurrent deletes of overlapping sets do not deadlock.
    */
   async deleteWithDependents(ids: readonly string[], manager: EntityManager): Promise<DeletedModules> {
-    const locked = await manager.query<{ id: string }[]>(
-      `SELECT m.id::text AS id FROM modules m WHERE m.id = ANY($1::bigint[]) ORDER BY m.id FOR UPDATE`,
+    const locked = await manager.query<{ id: string; code: string; year: number }[]>(
+      `SELECT m.id::text AS id, m.code, m.year FROM modules m WHERE m.id = ANY($1::bigint[])
+       ORDER BY m.id FOR UPDATE`,
       [ids],
     );
     const found = locked.map((row) => row.id);
-    if (found.length === 0) return { ids: found, storageKeys: [] };
+    const modules = locked.map(({ code, year }) => ({ code, year }));
+    if (found.length === 0) return { ids: found, modules, storageKeys: [] };
     const [files] = await manager.query<[{ key: string }[], number]>(
       `DELETE FROM assignment_files WHERE module_id = ANY($1::bigint[]) RETURNING storage_key AS key`,
       [found],
@@ -127,7 +139,7 @@ export class CourseModulesRepository {
     await manager.query(`DELETE FROM assignments WHERE module_id = ANY($1::bigint[])`, [found]);
     await manager.query(`DELETE FROM user_module_roles WHERE module_id = ANY($1::bigint[])`, [found]);
     await manager.query(`DELETE FROM modules WHERE id = ANY($1::bigint[])`, [found]);
-    return { ids: found, storageKeys: files.map((file) => file.key) };
+    return { ids: found, modules, storageKeys: files.map((file) => file.key) };
   }
 
   /** The existing modules among `ids` (decimal strings). */

@@ -1,3 +1,4 @@
+import { type AuditService } from '../audit/audit.service.js';
 import { type Transaction, type Transactions } from '../database/transactions.js';
 import { type UsersService } from '../users/users.service.js';
 import { type CourseModulesRepository, type DeletedModules } from './course-modules.repository.js';
@@ -13,7 +14,11 @@ function fakeModules(existing: string[]) {
     deleteWithDependents: (ids: readonly string[], transaction: Transaction): Promise<DeletedModules> => {
       deletes.push({ ids, transaction });
       const found = existing.filter((id) => ids.includes(id));
-      return Promise.resolve({ ids: found, storageKeys: found.map((id) => `elsewhere/${id}`) });
+      return Promise.resolve({
+        ids: found,
+        modules: found.map(() => ({ code: 'CSC101', year: 2026 })),
+        storageKeys: found.map((id) => `elsewhere/${id}`),
+      });
     },
   } as unknown as CourseModulesRepository;
   return { repository, deletes };
@@ -43,6 +48,8 @@ function fakeFiles() {
   return { files, removed };
 }
 
+const CONTEXT = { actorId: 1, requestId: 'test', clientIp: '127.0.0.1' };
+
 function service(existing: string[]) {
   const modules = fakeModules(existing);
   const tx = fakeTransactions();
@@ -54,6 +61,7 @@ function service(existing: string[]) {
     tx.transactions,
     storage.files,
     new ModuleTotals(),
+    { record: () => Promise.resolve() } as unknown as AuditService,
   );
   return { subject, modules, tx, storage };
 }
@@ -63,7 +71,7 @@ describe(CourseModulesService.name, () => {
     const existing = Array.from({ length: 600 }, (_, i) => String(i + 1));
     const { subject, modules, tx, storage } = service(existing);
     const requested = existing.map(Number).concat([5000, 1]);
-    const result = await subject.bulkRemove(requested);
+    const result = await subject.bulkRemove(requested, CONTEXT);
     expect(tx.opened).toHaveLength(1);
     expect(modules.deletes).toHaveLength(1);
     expect(modules.deletes[0].transaction).toBe(tx.marker);
@@ -81,7 +89,7 @@ describe(CourseModulesService.name, () => {
 
   it('reports every id as not found when none exists', async () => {
     const { subject, storage } = service([]);
-    const result = await subject.bulkRemove([7, 8]);
+    const result = await subject.bulkRemove([7, 8], CONTEXT);
     expect(result.failed).toEqual([
       { id: 7, error: 'Module not found' },
       { id: 8, error: 'Module not found' },
@@ -91,7 +99,7 @@ describe(CourseModulesService.name, () => {
 
   it('does not touch the database for ids that cannot exist', async () => {
     const { subject, modules, tx } = service(['1']);
-    const result = await subject.bulkRemove([0, -3]);
+    const result = await subject.bulkRemove([0, -3], CONTEXT);
     expect(modules.deletes).toHaveLength(0);
     expect(tx.opened).toHaveLength(0);
     expect(result).toEqual({
@@ -105,7 +113,7 @@ describe(CourseModulesService.name, () => {
 
   it('answers 404 for a single delete of a module that does not exist', async () => {
     const { subject } = service(['1']);
-    await expect(subject.remove('2')).rejects.toMatchObject({ message: 'Module not found' });
-    await expect(subject.remove('1')).resolves.toBeUndefined();
+    await expect(subject.remove('2', CONTEXT)).rejects.toMatchObject({ message: 'Module not found' });
+    await expect(subject.remove('1', CONTEXT)).resolves.toBeUndefined();
   });
 });

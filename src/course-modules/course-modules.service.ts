@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import { type RequestContext } from '../audit/audit-actions.js';
+import { AuditService } from '../audit/audit.service.js';
 import { type AuthUser } from '../core/decorators.js';
 import { InternalFailure, PermissionDenied } from '../core/errors.js';
 import { JsonText } from '../core/json-text.js';
@@ -45,6 +47,18 @@ const valuesOf = (input: ModuleInput): ModuleValues => ({
   credits: input.credits,
 });
 
+/** The fields an update changed, as `{field: {from, to}}`. */
+function changedFields(
+  before: ModuleValues,
+  after: ModuleValues,
+): Record<string, { from: unknown; to: unknown }> {
+  const changes: Record<string, { from: unknown; to: unknown }> = {};
+  for (const field of ['code', 'year', 'description', 'credits'] as const) {
+    if (before[field] !== after[field]) changes[field] = { from: before[field], to: after[field] };
+  }
+  return changes;
+}
+
 @Injectable()
 export class CourseModulesService {
   constructor(
@@ -54,6 +68,7 @@ export class CourseModulesService {
     private readonly transactions: Transactions,
     private readonly files: ModuleFiles,
     private readonly totals: ModuleTotals,
+    private readonly audit: AuditService,
   ) {}
 
   /**
@@ -112,34 +127,57 @@ export class CourseModulesService {
     );
   }
 
-  async create(input: ModuleInput): Promise<ModuleResponse> {
+  async create(input: ModuleInput, context: RequestContext): Promise<ModuleResponse> {
+    const values = valuesOf(input);
     try {
-      return toModuleResponse(await this.modules.insert(valuesOf(input)));
+      return await this.transactions.run(async (transaction) => {
+        const created = await this.modules.insert(values, transaction);
+        await this.audit.record(transaction, context, {
+          action: 'module.create',
+          targetType: 'module',
+          targetIds: [created.id],
+          summary: { ...values },
+        });
+        return toModuleResponse(created);
+      });
     } catch (error) {
       throw isCodeYearClash(error) ? new DuplicateModule() : error;
     }
   }
 
   /** Replaces the whole module (an omitted description becomes null) and bumps `updated_at`. */
-  async update(moduleId: string, input: ModuleInput): Promise<ModuleResponse> {
-    let updated: Awaited<ReturnType<CourseModulesRepository['replace']>>;
+  async update(moduleId: string, input: ModuleInput, context: RequestContext): Promise<ModuleResponse> {
+    const values = valuesOf(input);
     try {
-      updated = await this.modules.replace(moduleId, valuesOf(input));
+      return await this.transactions.run(async (transaction) => {
+        const before = await this.modules.lockValues(moduleId, transaction);
+        if (!before) throw new ModuleNotFound();
+        const updated = await this.modules.replace(moduleId, values, transaction);
+        if (!updated) throw new ModuleNotFound();
+        await this.audit.record(transaction, context, {
+          action: 'module.update',
+          targetType: 'module',
+          targetIds: [moduleId],
+          summary: changedFields(before, values),
+        });
+        return toModuleResponse(updated);
+      });
     } catch (error) {
       throw isCodeYearClash(error) ? new DuplicateModule() : error;
     }
-    if (!updated) throw new ModuleNotFound();
-    return toModuleResponse(updated);
   }
 
-  async remove(moduleId: string): Promise<void> {
-    const deleted = await this.deleteModules([moduleId]);
+  async remove(moduleId: string, context: RequestContext): Promise<void> {
+    const deleted = await this.deleteModules([moduleId], 'module.delete', context);
     if (deleted.size === 0) throw new ModuleNotFound();
   }
 
-  async bulkRemove(ids: readonly number[]): Promise<BulkDeleteResult> {
+  async bulkRemove(ids: readonly number[], context: RequestContext): Promise<BulkDeleteResult> {
     const candidates = candidateIds(ids);
-    const deleted = candidates.length > 0 ? await this.deleteModules(candidates) : new Set<string>();
+    const deleted =
+      candidates.length > 0
+        ? await this.deleteModules(candidates, 'module.bulk_delete', context)
+        : new Set<string>();
     return bulkDeleteResult(ids, deleted);
   }
 
@@ -147,10 +185,23 @@ export class CourseModulesService {
    * Deletes the modules that exist among `ids` (exact decimal strings) with everything that belongs to them in
    * one transaction, then their files. Returns the ids deleted.
    */
-  private async deleteModules(ids: readonly string[]): Promise<Set<string>> {
-    const deleted = await this.transactions.run((transaction) =>
-      this.modules.deleteWithDependents(ids, transaction),
-    );
+  private async deleteModules(
+    ids: readonly string[],
+    action: 'module.delete' | 'module.bulk_delete',
+    context: RequestContext,
+  ): Promise<Set<string>> {
+    const deleted = await this.transactions.run(async (transaction) => {
+      const result = await this.modules.deleteWithDependents(ids, transaction);
+      if (result.ids.length > 0) {
+        await this.audit.record(transaction, context, {
+          action,
+          targetType: 'module',
+          targetIds: result.ids,
+          summary: { modules: result.modules },
+        });
+      }
+      return result;
+    });
     await this.files.removeDeleted(deleted.ids, deleted.storageKeys);
     return new Set(deleted.ids);
   }

@@ -1,5 +1,7 @@
 import { applyDecorators, Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { type RequestContext } from '../audit/audit-actions.js';
+import { RequestCtx } from '../audit/request-context.decorator.js';
 import { type AuthUser, CurrentUser, ResponseMessage } from '../core/decorators.js';
 import { PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
 import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../core/openapi.js';
@@ -120,8 +122,15 @@ export class PersonnelController {
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
     @Body() body: PersonnelBodyDto,
+    @RequestCtx() context: RequestContext,
   ): Promise<{ assigned: number }> {
-    return { assigned: await this.personnel.assign(id, user, body.user_ids, parseModuleRole(body.role)!) };
+    const role = parseModuleRole(body.role)!;
+    return {
+      assigned: await this.personnel.assign(id, user, body.user_ids, role, {
+        action: 'personnel.assign',
+        context,
+      }),
+    };
   }
 
   @Delete()
@@ -141,8 +150,15 @@ export class PersonnelController {
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
     @Body() body: PersonnelBodyDto,
+    @RequestCtx() context: RequestContext,
   ): Promise<{ removed: number }> {
-    return { removed: await this.personnel.remove(id, user, body.user_ids, parseModuleRole(body.role)!) };
+    const role = parseModuleRole(body.role)!;
+    return {
+      removed: await this.personnel.remove(id, user, body.user_ids, role, {
+        action: 'personnel.remove',
+        context,
+      }),
+    };
   }
 }
 
@@ -187,8 +203,10 @@ export class StudentsController {
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
     @Body() body: StudentsBodyDto,
+    @RequestCtx() context: RequestContext,
   ): Promise<{ enrolled: number }> {
-    return { enrolled: await this.personnel.assign(id, user, body.user_ids, ModuleRole.Student) };
+    const audit = { action: 'students.enrol', context } as const;
+    return { enrolled: await this.personnel.assign(id, user, body.user_ids, ModuleRole.Student, audit) };
   }
 
   @Delete()
@@ -208,7 +226,9 @@ export class StudentsController {
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
     @Body() body: StudentsBodyDto,
+    @RequestCtx() context: RequestContext,
   ): Promise<{ removed: number }> {
-    return { removed: await this.personnel.remove(id, user, body.user_ids, ModuleRole.Student) };
+    const audit = { action: 'students.remove', context } as const;
+    return { removed: await this.personnel.remove(id, user, body.user_ids, ModuleRole.Student, audit) };
   }
 }

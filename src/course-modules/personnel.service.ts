@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import { type AuditAction, type RequestContext } from '../audit/audit-actions.js';
+import { AuditService } from '../audit/audit.service.js';
 import { type AuthUser } from '../core/decorators.js';
 import { PermissionDenied } from '../core/errors.js';
 import { INT64_MAX } from '../core/ids.js';
@@ -38,6 +40,12 @@ function toPage<T, R>({ items, total }: Page<T>, params: UserListParams, map: (r
   return { users: items.map(map), page: params.paging.page, per_page: params.paging.perPage, total };
 }
 
+/** Which audit action a group write records, and for whom. */
+export interface AuditOf<A extends AuditAction> {
+  action: A;
+  context: RequestContext;
+}
+
 /** Personnel (§4.1) and students (§4.2) of a module. Writes are all-or-nothing. */
 @Injectable()
 export class PersonnelService {
@@ -45,6 +53,7 @@ export class PersonnelService {
     private readonly roles: ModuleRolesRepository,
     private readonly users: UsersRepository,
     private readonly transactions: Transactions,
+    private readonly auditTrail: AuditService,
   ) {}
 
   /** 404 for an unknown module, else the caller's standing in it; `lock` keeps the module until commit. */
@@ -86,8 +95,9 @@ export class PersonnelService {
     caller: AuthUser,
     userIds: readonly number[],
     role: ModuleRole,
+    audit: AuditOf<'personnel.assign' | 'students.enrol'>,
   ): Promise<number> {
-    return this.changeRoles(moduleId, caller, userIds, role, async (transaction, ids, viewer) => {
+    return this.changeRoles(moduleId, caller, userIds, role, audit, async (transaction, ids, viewer) => {
       const current = await this.roles.lockOtherRoles(moduleId, ids, role, transaction);
       // A Lecturer may not change an existing Lecturer's role (403, after the users' existence).
       if (!mayReassign(viewer, current)) throw new PermissionDenied();
@@ -102,8 +112,9 @@ export class PersonnelService {
     caller: AuthUser,
     userIds: readonly number[],
     role: ModuleRole,
+    audit: AuditOf<'personnel.remove' | 'students.remove'>,
   ): Promise<number> {
-    return this.changeRoles(moduleId, caller, userIds, role, async (transaction, ids) => {
+    return this.changeRoles(moduleId, caller, userIds, role, audit, async (transaction, ids) => {
       const removed = await this.roles.remove(moduleId, ids, role, transaction);
       // Throwing rolls the transaction back, so a partial removal never commits.
       if (removed !== ids.length) throw new RoleNotHeld();
@@ -121,6 +132,7 @@ export class PersonnelService {
     caller: AuthUser,
     userIds: readonly number[],
     role: ModuleRole,
+    audit: AuditOf<AuditAction>,
     change: (transaction: Transaction, ids: string[], viewer: ModuleViewer) => Promise<number>,
   ): Promise<number> {
     const ids = distinctIds(userIds);
@@ -128,7 +140,14 @@ export class PersonnelService {
       const viewer = await this.viewerOf(moduleId, caller, { transaction });
       if (!canManageRole(viewer, role)) throw new PermissionDenied();
       await this.requireUsers(ids, transaction);
-      return change(transaction, ids, viewer);
+      const count = await change(transaction, ids, viewer);
+      await this.auditTrail.record(transaction, audit.context, {
+        action: audit.action,
+        targetType: 'module',
+        targetIds: [moduleId],
+        summary: { role, user_ids: ids.map(Number) },
+      });
+      return count;
     });
   }
 

@@ -1,5 +1,7 @@
 import { Controller, Get, Headers, Param, Put, Req, Res, StreamableFile } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { type RequestContext } from '../audit/audit-actions.js';
+import { RequestCtx } from '../audit/request-context.decorator.js';
 import { type FastifyReply, type FastifyRequest } from 'fastify';
 import { AdminOnly, ResponseMessage } from '../core/decorators.js';
 import { IdPipe } from '../core/id.pipe.js';
@@ -58,15 +60,20 @@ export class AvatarController {
   async upload(
     @Param('user_id', new IdPipe('user_id')) id: string,
     @Req() request: FastifyRequest,
+    @RequestCtx() context: RequestContext,
   ): Promise<UserSummary> {
     // MultipartOnlyMiddleware has answered anything else already; this covers a parser that disagrees.
     if (!request.isMultipart()) throw new NotMultipart();
     // A body left half-read by an error is drained after the answer (core/early-answers.ts).
-    return this.avatars.upload(id, () => {
-      // A client gone before reading began: the parser would wait for a 'close' that has already happened.
-      if (request.raw.destroyed) throw new MalformedMultipart();
-      return request.parts();
-    });
+    return this.avatars.upload(
+      id,
+      () => {
+        // A client gone before reading began: the parser would wait for a 'close' that has already happened.
+        if (request.raw.destroyed) throw new MalformedMultipart();
+        return request.parts();
+      },
+      context,
+    );
   }
 
   @Get()

@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { type Readable } from 'node:stream';
 import { Injectable, Logger } from '@nestjs/common';
 import { type Multipart } from '@fastify/multipart';
+import { type RequestContext } from '../audit/audit-actions.js';
+import { AuditService } from '../audit/audit.service.js';
+import { Transactions } from '../database/transactions.js';
 import { StorageService } from '../storage/storage.service.js';
 import { avatarFolder } from './avatar-files.js';
 import { receiveAvatar } from './avatar-upload.js';
@@ -24,6 +27,8 @@ export class AvatarService {
   constructor(
     private readonly users: UsersRepository,
     private readonly storage: StorageService,
+    private readonly transactions: Transactions,
+    private readonly audit: AuditService,
   ) {}
 
   /**
@@ -31,7 +36,11 @@ export class AvatarService {
    * removes what it wrote, so the previous avatar stays in place. `openParts` starts reading the body; it is
    * called only once the user is known to exist.
    */
-  async upload(userId: string, openParts: () => AsyncIterable<Multipart>): Promise<UserSummary> {
+  async upload(
+    userId: string,
+    openParts: () => AsyncIterable<Multipart>,
+    context: RequestContext,
+  ): Promise<UserSummary> {
     if (!(await this.users.exists(userId))) throw new UserNotFound();
     const key = `${avatarFolder(userId)}/${randomUUID()}`;
     let stored = false;
@@ -41,8 +50,18 @@ export class AvatarService {
         (source) => this.storage.write(key, source),
         () => (stored = true),
       );
-      const row = await this.users.replaceAvatar(userId, key, contentType, new Date());
-      if (!row) throw new UserNotFound();
+      const size = (await this.storage.stat(key))?.size ?? 0;
+      const row = await this.transactions.run(async (transaction) => {
+        const updated = await this.users.replaceAvatar(userId, key, contentType, new Date(), transaction);
+        if (!updated) throw new UserNotFound();
+        await this.audit.record(transaction, context, {
+          action: 'user.avatar',
+          targetType: 'user',
+          targetIds: [userId],
+          summary: { content_type: contentType, size },
+        });
+        return updated;
+      });
       if (row.previous) await this.removeQuietly(row.previous);
       return toUserSummary(row);
     } catch (error) {

@@ -1,5 +1,7 @@
 import { Body, Controller, Delete, Get, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { type RequestContext } from '../audit/audit-actions.js';
+import { RequestCtx } from '../audit/request-context.decorator.js';
 import { AdminOnly, type AuthUser, CurrentUser, ResponseMessage } from '../core/decorators.js';
 import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../core/openapi.js';
 import { type Query as QueryParams } from '../core/query.js';
@@ -65,8 +67,8 @@ export class UsersController {
   @ApiOperation({ summary: 'Create a user' })
   @ApiOk(201, 'User created successfully', UserSummarySchema)
   @ApiErrors({ 400: FIELD_MESSAGES, 409: DUPLICATE_MESSAGES })
-  create(@Body() body: CreateUserDto): Promise<UserSummary> {
-    return this.users.create(body);
+  create(@Body() body: CreateUserDto, @RequestCtx() context: RequestContext): Promise<UserSummary> {
+    return this.users.create(body, context);
   }
 
   @Post('bulk')
@@ -86,8 +88,11 @@ export class UsersController {
     ],
     409: ['A user with this username or email already exists: jsmith, ann@example.edu'],
   })
-  createMany(@Body() body: BulkCreateUsersDto): Promise<UserSummary[]> {
-    return this.users.createMany(body.users);
+  createMany(
+    @Body() body: BulkCreateUsersDto,
+    @RequestCtx() context: RequestContext,
+  ): Promise<UserSummary[]> {
+    return this.users.createMany(body.users, context);
   }
 
   @Get(':user_id')
@@ -116,8 +121,9 @@ export class UsersController {
     @UserId() id: string,
     @Body() body: UpdateUserDto,
     @CurrentUser() caller: AuthUser,
+    @RequestCtx() context: RequestContext,
   ): Promise<UserSummary> {
-    return this.users.update(id, body, caller);
+    return this.users.update(id, body, caller, context);
   }
 
   @Delete(':user_id')
@@ -125,8 +131,12 @@ export class UsersController {
   @ApiOperation({ summary: 'Delete a user with their role assignments and avatar' })
   @ApiOk(200, 'User deleted successfully', null)
   @ApiErrors({ 403: ['You cannot delete your own account'], 404: ['User not found'] })
-  async remove(@UserId() id: string, @CurrentUser() caller: AuthUser): Promise<null> {
-    await this.users.remove(id, caller);
+  async remove(
+    @UserId() id: string,
+    @CurrentUser() caller: AuthUser,
+    @RequestCtx() context: RequestContext,
+  ): Promise<null> {
+    await this.users.remove(id, caller, context);
     return null;
   }
 }

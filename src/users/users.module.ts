@@ -1,21 +1,37 @@
 import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditModule } from '../audit/audit.module.js';
+import { CsvUploadOnlyMiddleware } from '../core/csv/csv-upload.js';
+import { Transactions } from '../database/transactions.js';
 import { AvatarFiles } from './avatar-files.js';
 import { AvatarController } from './avatar.controller.js';
 import { AvatarService } from './avatar.service.js';
 import { MultipartOnlyMiddleware } from './multipart-only.middleware.js';
 import { PasswordHasher } from './password-hasher.js';
 import { UserAccessCache } from './user-access.cache.js';
+import { UserImportRepository } from './user-import.repository.js';
+import { UserImportService } from './user-import.service.js';
 import { User } from './user.entity.js';
+import { UsersCsvController } from './users-csv.controller.js';
 import { UsersController } from './users.controller.js';
 import { UsersRepository } from './users.repository.js';
 import { UsersService } from './users.service.js';
 
 /** Users API and avatars (SPEC §5); the users table, password hashing and the per-request access check. */
 @Module({
-  imports: [TypeOrmModule.forFeature([User])],
-  controllers: [UsersController, AvatarController],
-  providers: [UsersService, UsersRepository, AvatarService, AvatarFiles, PasswordHasher, UserAccessCache],
+  imports: [TypeOrmModule.forFeature([User]), AuditModule],
+  controllers: [UsersCsvController, UsersController, AvatarController],
+  providers: [
+    UsersService,
+    UsersRepository,
+    AvatarService,
+    AvatarFiles,
+    PasswordHasher,
+    UserAccessCache,
+    UserImportService,
+    UserImportRepository,
+    Transactions,
+  ],
   exports: [UsersService, UsersRepository, PasswordHasher, UserAccessCache],
 })
 export class UsersModule implements NestModule {
@@ -23,5 +39,6 @@ export class UsersModule implements NestModule {
     consumer
       .apply(MultipartOnlyMiddleware)
       .forRoutes({ path: 'users/:user_id/avatar', method: RequestMethod.PUT });
+    consumer.apply(CsvUploadOnlyMiddleware).forRoutes({ path: 'users/import', method: RequestMethod.POST });
   }
 }

@@ -1,4 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { type RequestContext } from '../audit/audit-actions.js';
+import { AuditService } from '../audit/audit.service.js';
+import { Transactions } from '../database/transactions.js';
 import { type AuthUser } from '../core/decorators.js';
 import { parseSort, type Query, QueryReader } from '../core/query.js';
 import { violatedUniqueConstraint } from '../database/sql.js';
@@ -46,6 +49,8 @@ export class UsersService {
     private readonly hasher: PasswordHasher,
     private readonly access: UserAccessCache,
     private readonly storage: StorageService,
+    private readonly transactions: Transactions,
+    private readonly audit: AuditService,
   ) {}
 
   async list(query: Query): Promise<UserPage> {
@@ -61,17 +66,26 @@ export class UsersService {
     return { users: items.map(toUserSummary), page: paging.page, per_page: paging.perPage, total };
   }
 
-  async create(dto: CreateUserDto): Promise<UserSummary> {
+  async create(dto: CreateUserDto, context: RequestContext): Promise<UserSummary> {
     const passwordHash = await this.hasher.hash(dto.password);
     try {
-      return toUserSummary(await this.users.insert(newUser(dto, passwordHash)));
+      return await this.transactions.run(async (transaction) => {
+        const created = await this.users.insert(newUser(dto, passwordHash), transaction);
+        await this.audit.record(transaction, context, {
+          action: 'user.create',
+          targetType: 'user',
+          targetIds: [created.id],
+          summary: nameOf(created),
+        });
+        return toUserSummary(created);
+      });
     } catch (error) {
       throw duplicateError(error) ?? error;
     }
   }
 
   /** All or nothing: one statement inserts the batch, after every clash has been listed up front. */
-  async createMany(entries: readonly CreateUserDto[]): Promise<UserSummary[]> {
+  async createMany(entries: readonly CreateUserDto[], context: RequestContext): Promise<UserSummary[]> {
     const clashes = await this.clashesWithStored(entries);
     if (clashes.length > 0) throw new DuplicateUsers(clashes);
     const hashes = await mapWithConcurrency(entries, HASH_CONCURRENCY, (entry) =>
@@ -79,7 +93,21 @@ export class UsersService {
     );
     let rows: Awaited<ReturnType<UsersRepository['insertMany']>>;
     try {
-      rows = await this.users.insertMany(entries.map((entry, index) => newUser(entry, hashes[index])));
+      rows = await this.transactions.run(async (transaction) => {
+        const created = await this.users.insertMany(
+          entries.map((entry, index) => newUser(entry, hashes[index])),
+          transaction,
+        );
+        const inOrder = new Map(created.map((row) => [row.username.toLowerCase(), row]));
+        const ordered = entries.map((entry) => inOrder.get(entry.username.toLowerCase())!);
+        await this.audit.record(transaction, context, {
+          action: 'user.bulk_create',
+          targetType: 'user',
+          targetIds: ordered.map((row) => row.id),
+          summary: { users: ordered.map(nameOf) },
+        });
+        return created;
+      });
     } catch (error) {
       if (violatedUniqueConstraint(error) === undefined) throw error;
       // Another request stored a clashing user meanwhile: list the clashes as they are now.
@@ -104,11 +132,17 @@ export class UsersService {
     return toUserSummary(user);
   }
 
-  async update(id: string, dto: UpdateUserDto, caller: AuthUser): Promise<UserSummary> {
+  async update(
+    id: string,
+    dto: UpdateUserDto,
+    caller: AuthUser,
+    context: RequestContext,
+  ): Promise<UserSummary> {
     const { username, email, password, admin } = dto;
     if (username === undefined && email === undefined && password === undefined && admin === undefined)
       throw new NothingToUpdate();
-    await this.requireUser(id);
+    const before = await this.users.findById(id);
+    if (!before) throw new UserNotFound();
     if (admin === false && String(caller.id) === id) throw new CannotDemoteSelf();
 
     const now = new Date();
@@ -120,7 +154,23 @@ export class UsersService {
     }
     let updated: Awaited<ReturnType<UsersRepository['update']>>;
     try {
-      updated = await this.users.update(id, changes);
+      updated = await this.transactions.run(async (transaction) => {
+        const row = await this.users.update(id, changes, transaction);
+        if (!row) return null;
+        const summary: Record<string, unknown> = {};
+        for (const field of ['username', 'email', 'admin'] as const) {
+          if (changes[field] !== undefined && changes[field] !== before[field])
+            summary[field] = { from: before[field], to: changes[field] };
+        }
+        if (password !== undefined) summary.password = 'changed';
+        await this.audit.record(transaction, context, {
+          action: 'user.update',
+          targetType: 'user',
+          targetIds: [id],
+          summary,
+        });
+        return row;
+      });
     } catch (error) {
       throw duplicateError(error) ?? error;
     }
@@ -130,10 +180,19 @@ export class UsersService {
   }
 
   /** Deletes the user (role assignments go with it, by foreign key), then the avatar files. */
-  async remove(id: string, caller: AuthUser): Promise<void> {
-    await this.requireUser(id);
+  async remove(id: string, caller: AuthUser, context: RequestContext): Promise<void> {
+    const user = await this.users.findById(id);
+    if (!user) throw new UserNotFound();
     if (String(caller.id) === id) throw new CannotDeleteSelf();
-    if (!(await this.users.delete(id))) throw new UserNotFound();
+    await this.transactions.run(async (transaction) => {
+      if (!(await this.users.delete(id, transaction))) throw new UserNotFound();
+      await this.audit.record(transaction, context, {
+        action: 'user.delete',
+        targetType: 'user',
+        targetIds: [id],
+        summary: { username: user.username },
+      });
+    });
     this.access.invalidate(Number(id));
     await this.storage.remove(avatarFolder(id)).catch((error: unknown) => {
       // The user is gone either way; a leftover file is only disk space.
@@ -145,6 +204,11 @@ export class UsersService {
   async requireUser(id: string): Promise<void> {
     if (!(await this.users.exists(id))) throw new UserNotFound();
   }
+}
+
+/** A created user in an audit summary: the username, and `admin` where true. */
+function nameOf(user: { username: string; admin: boolean }): Record<string, unknown> {
+  return user.admin ? { username: user.username, admin: true } : { username: user.username };
 }
 
 function newUser(dto: CreateUserDto, passwordHash: string): NewUser {

@@ -41,6 +41,7 @@ export async function request<T = any>(
 export function client(service: string | (() => string)) {
   const base = typeof service === 'string' ? () => service : service;
   return {
+    url: base,
     get: <T = any>(path: string, options?: RequestOptions) => request<T>(base(), 'GET', path, options),
     post: <T = any>(path: string, options?: RequestOptions) => request<T>(base(), 'POST', path, options),
     put: <T = any>(path: string, options?: RequestOptions) => request<T>(base(), 'PUT', path, options),

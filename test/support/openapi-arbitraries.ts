@@ -407,7 +407,35 @@ export function bodyArbitrary(
     );
   }
   if (content['multipart/form-data']) choices.push({ weight: 4, arbitrary: files });
+  if (content['text/csv']) choices.push({ weight: 4, arbitrary: csvBody(content['text/csv'].schema) });
   return fc.oneof(...choices);
+}
+
+/** CSV text for import routes: the documented example, shuffled cells, quotes, delimiters, BOMs and NULs. */
+function csvBody(schema: unknown) {
+  const documented = (schema as { example?: unknown } | undefined)?.example;
+  const example = typeof documented === 'string' ? documented : 'a,b\n1,2\n';
+  const header = example.split(/\r?\n/)[0];
+  const cell = fc.oneof(
+    fc.string({ maxLength: 12 }),
+    fc.constantFrom('"', '""', '"a,b"', ';', '\u0000', '=1+1', 'Student', 'lecturer', 'true', 'x@y.zz', ''),
+  );
+  const line = fc
+    .array(cell, { maxLength: 5 })
+    .chain((cells) => fc.constantFrom(',', ';').map((delimiter) => cells.join(delimiter)));
+  const text = fc
+    .tuple(
+      fc.constantFrom('', '\uFEFF'),
+      fc.constantFrom(header, header.toUpperCase(), header.replace(',', ';'), 'nothing,useful'),
+      fc.array(line, { maxLength: 6 }),
+      fc.constantFrom('\n', '\r\n', '\r'),
+    )
+    .map(([bom, head, lines, end]) => `${bom}${[head, ...lines].join(end)}${end}`);
+  return fc.oneof(fc.constant(example), text).map((body) => ({
+    headers: { 'content-type': 'text/csv' },
+    body,
+    description: `csv ${truncate(JSON.stringify(body))}`,
+  }));
 }
 
 function truncate(text: string): string {

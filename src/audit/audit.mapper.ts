@@ -1,0 +1,30 @@
+import { type AuditAction, type AuditTargetType } from './audit-actions.js';
+import { type AuditEventRow } from './audit.repository.js';
+
+/** An event on the wire (SPEC §10). */
+export interface AuditEventResponse {
+  id: number;
+  at: string;
+  actor_id: number | null;
+  action: AuditAction;
+  target_type: AuditTargetType | null;
+  target_ids: number[];
+  summary: Record<string, unknown>;
+  request_id: string | null;
+  client_ip: string | null;
+}
+
+export function toAuditEventResponse(row: AuditEventRow): AuditEventResponse {
+  return {
+    id: Number(row.id),
+    at: row.at.toISOString(),
+    actor_id: row.actor_id === null ? null : Number(row.actor_id),
+    action: row.action,
+    target_type: row.target_type,
+    // pg parses int8 arrays as strings (only scalar int8 has a parser set).
+    target_ids: row.target_ids.map(Number),
+    summary: row.summary,
+    request_id: row.request_id,
+    client_ip: row.client_ip,
+  };
+}

@@ -1,0 +1,102 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import { type Paging } from '../core/query.js';
+import { type AuditAction, type AuditTargetType } from './audit-actions.js';
+
+/** A row to insert; `at` is the database's clock (the change's transaction time). */
+export interface NewAuditEvent {
+  actorId: number | null;
+  action: AuditAction;
+  targetType: AuditTargetType | null;
+  targetIds: readonly string[];
+  summary: Record<string, unknown>;
+  requestId: string | null;
+  clientIp: string | null;
+}
+
+export interface AuditFilter {
+  actorId?: string;
+  actions?: readonly AuditAction[];
+  targetType?: AuditTargetType;
+  targetId?: string;
+  from?: Date;
+  to?: Date;
+  /** `at` (and then `id`) ascending instead of the default newest first. */
+  ascending: boolean;
+  paging: Paging;
+}
+
+export interface AuditEventRow {
+  id: number;
+  at: Date;
+  actor_id: number | null;
+  action: AuditAction;
+  target_type: AuditTargetType | null;
+  target_ids: number[];
+  summary: Record<string, unknown>;
+  request_id: string | null;
+  client_ip: string | null;
+}
+
+const COLUMNS =
+  'e.id, e.at, e.actor_id, e.action, e.target_type, e.target_ids, e.summary, e.request_id, e.client_ip';
+
+/** The only code that reads or writes `audit_events`. */
+@Injectable()
+export class AuditRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Inserts in `manager`'s transaction, so the event commits or rolls back with the change it records. */
+  async insert(event: NewAuditEvent, manager: EntityManager = this.dataSource.manager): Promise<void> {
+    await manager.query(
+      `INSERT INTO audit_events (actor_id, action, target_type, target_ids, summary, request_id, client_ip)
+       VALUES ($1, $2, $3, $4::bigint[], $5::jsonb, $6, $7)`,
+      [
+        event.actorId,
+        event.action,
+        event.targetType,
+        event.targetIds,
+        JSON.stringify(event.summary),
+        event.requestId,
+        event.clientIp,
+      ],
+    );
+  }
+
+  /** One page and the total in one statement: one row per event, or a single row of nulls when the page is empty. */
+  async page(filter: AuditFilter): Promise<{ events: AuditEventRow[]; total: number }> {
+    const params: unknown[] = [];
+    const param = (value: unknown) => `$${params.push(value)}`;
+    const conditions: string[] = [];
+    if (filter.actorId !== undefined) conditions.push(`e.actor_id = ${param(filter.actorId)}`);
+    if (filter.actions !== undefined) conditions.push(`e.action = ANY(${param(filter.actions)}::text[])`);
+    if (filter.targetType !== undefined) conditions.push(`e.target_type = ${param(filter.targetType)}`);
+    if (filter.targetId !== undefined)
+      conditions.push(`e.target_ids @> ARRAY[${param(filter.targetId)}::bigint]`);
+    if (filter.from !== undefined) conditions.push(`e.at >= ${param(filter.from)}`);
+    if (filter.to !== undefined) conditions.push(`e.at <= ${param(filter.to)}`);
+    const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+    const direction = filter.ascending ? 'ASC' : 'DESC';
+    const rows = await this.dataSource.query<(AuditEventRow & { total: number })[]>(
+      `SELECT total.n AS total, page.*
+       FROM (SELECT count(*) AS n FROM audit_events e ${where}) total
+       LEFT JOIN LATERAL (
+         SELECT ${COLUMNS} FROM audit_events e ${where}
+         ORDER BY e.at ${direction}, e.id ${direction}
+         LIMIT ${param(filter.paging.perPage)} OFFSET ${param(filter.paging.offset)}
+       ) page ON true`,
+      params,
+    );
+    return { events: rows.filter((row) => row.id !== null), total: rows[0]?.total ?? 0 };
+  }
+
+  /** Deletes events older than `cutoff`; returns how many. */
+  async pruneBefore(cutoff: Date): Promise<number> {
+    const [, deleted] = await this.dataSource.query<[unknown[], number]>(
+      `DELETE FROM audit_events WHERE at < $1`,
+      [cutoff],
+    );
+    return deleted;
+  }
+}

@@ -1,0 +1,90 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { type EntityManager } from 'typeorm';
+import { type AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { type Query } from '../core/query.js';
+import { type AuditEntry, type RequestContext } from './audit-actions.js';
+import { type AuditEventResponse, toAuditEventResponse } from './audit.mapper.js';
+import { readAuditListParams } from './audit-params.js';
+import { AuditRepository } from './audit.repository.js';
+
+const DAY_MS = 86_400_000;
+
+export interface AuditPage {
+  events: AuditEventResponse[];
+  page: number;
+  per_page: number;
+  total: number;
+}
+
+/** Records changes in the caller's transaction, lists them, and prunes them after the retention period. */
+@Injectable()
+export class AuditService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(AuditService.name);
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly events: AuditRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Writes one event. Pass the transaction's `manager` so the event commits or rolls back with the change;
+   * without one (login events) it is written on its own.
+   */
+  record(manager: EntityManager | undefined, context: RequestContext, entry: AuditEntry): Promise<void> {
+    return this.events.insert(
+      {
+        actorId: context.actorId,
+        action: entry.action,
+        targetType: entry.targetType,
+        targetIds: entry.targetIds.map(String),
+        summary: entry.summary ?? {},
+        requestId: context.requestId,
+        clientIp: context.clientIp,
+      },
+      manager,
+    );
+  }
+
+  async list(query: Query): Promise<AuditPage> {
+    const filter = readAuditListParams(query);
+    const { events, total } = await this.events.page(filter);
+    return {
+      events: events.map(toAuditEventResponse),
+      page: filter.paging.page,
+      per_page: filter.paging.perPage,
+      total,
+    };
+  }
+
+  /** Deletes events older than the retention period; 0 days keeps everything. */
+  async prune(now = new Date()): Promise<number> {
+    const days = this.config.auditRetentionDays;
+    if (days === 0) return 0;
+    return this.events.pruneBefore(new Date(now.getTime() - days * DAY_MS));
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.config.auditRetentionDays === 0) return;
+    const run = () =>
+      this.prune()
+        .then((pruned) => {
+          if (pruned > 0) this.logger.log(`Pruned ${pruned} audit events past the retention period`);
+        })
+        .catch((error: unknown) => this.logger.warn(`Could not prune audit events: ${String(error)}`));
+    void run();
+    // Unref'd: the daily prune never keeps the process alive on shutdown.
+    this.timer = setInterval(() => void run(), DAY_MS).unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
+  }
+}

@@ -1,0 +1,151 @@
+import { Readable } from 'node:stream';
+import { CsvError, type InfoRecord, parse } from 'csv-parse';
+import {
+  CSV_MAX_BYTES,
+  CSV_MAX_ROWS,
+  ImportFileTooLarge,
+  MalformedCsv,
+  MissingColumn,
+  NoImportRows,
+  TooManyImportRows,
+} from './csv.errors.js';
+
+/** One data row: its line number (where it starts; the header is line 1) and its cells by lower-cased column. */
+export interface CsvRow<C extends string> {
+  line: number;
+  cells: Record<C, string>;
+}
+
+/** The header line is looked at for its delimiter; one longer than this is read as comma-separated. */
+const HEADER_PEEK_BYTES = 65_536;
+const LINE_BREAK = /\r\n|\r|\n/g;
+
+/**
+ * Reads a CSV upload with csv-parse, streaming and bounded (SPEC §9): at most {@link CSV_MAX_BYTES} bytes and
+ * {@link CSV_MAX_ROWS} data rows (413 as soon as either is passed, without reading further), a BOM ignored, `,`
+ * or `;` as the header line uses, column names matched case-insensitively, blank lines skipped but counted.
+ * `required` columns must be present (400 `Missing column: <name>`); `optional` ones read as '' when absent.
+ */
+export async function readCsv<R extends string, O extends string = never>(
+  source: AsyncIterable<Buffer | string>,
+  required: readonly R[],
+  optional: readonly O[] = [],
+): Promise<CsvRow<R | O>[]> {
+  let lastLine = 0;
+  let lastEmptyLines = 0;
+  const bounded = limitBytes(source);
+  const { head, rest } = await peekFirstLine(bounded);
+  const parser = parse({
+    bom: true,
+    delimiter: delimiterOf(head),
+    record_delimiter: ['\r\n', '\n', '\r'],
+    relax_column_count_less: true,
+    skip_empty_lines: true,
+    skip_records_with_empty_values: true,
+    info: true,
+    // Runs as each record is parsed, so the position is known even when a later error discards buffered records.
+    on_record: (record: string[], context: InfoRecord) => {
+      lastLine = context.lines;
+      lastEmptyLines = context.empty_lines;
+      return record;
+    },
+  });
+  const input = Readable.from(
+    (async function* () {
+      if (head.length > 0) yield head;
+      yield* rest;
+    })(),
+  );
+  // A limit error from the source must reach the caller as itself, not as a parse error.
+  let sourceError: Error | undefined;
+  input.on('error', (error: Error) => {
+    sourceError = error;
+    parser.destroy(error);
+  });
+  input.pipe(parser);
+
+  const columns = new Map<string, number>();
+  const rows: CsvRow<R | O>[] = [];
+  let header = true;
+  try {
+    for await (const { record, info } of parser as AsyncIterable<{
+      record: string[];
+      info: { lines: number; empty_lines: number };
+    }>) {
+      if (header) {
+        record.forEach((name, index) => {
+          const key = name.trim().toLowerCase();
+          if (!columns.has(key)) columns.set(key, index);
+        });
+        const missing = required.find((name) => !columns.has(name));
+        if (missing !== undefined) throw new MissingColumn(missing);
+        header = false;
+        continue;
+      }
+      if (rows.length === CSV_MAX_ROWS) throw new TooManyImportRows();
+      const cells = {} as Record<R | O, string>;
+      for (const name of [...required, ...optional]) {
+        const index = columns.get(name);
+        cells[name] = index === undefined ? '' : (record[index] ?? '');
+      }
+      // `info.lines` is where the record ends; line breaks inside quoted fields move its start back.
+      const breaks = record.reduce((sum, field) => sum + (field.match(LINE_BREAK)?.length ?? 0), 0);
+      rows.push({ line: info.lines - breaks, cells });
+    }
+  } catch (error) {
+    input.destroy();
+    if (sourceError !== undefined) throw sourceError;
+    if (error instanceof CsvError) throw new MalformedCsv(malformedLine(error, lastLine, lastEmptyLines));
+    throw error;
+  }
+  if (sourceError !== undefined) throw sourceError;
+  if (rows.length === 0) throw new NoImportRows();
+  return rows;
+}
+
+/** The line to name for a parse error: an unclosed quote is reported where its record started. */
+function malformedLine(error: CsvError, lastLine: number, lastEmptyLines: number): number {
+  const { lines, empty_lines: emptyLines } = error as CsvError & { lines?: number; empty_lines?: number };
+  if (error.code === 'CSV_QUOTE_NOT_CLOSED')
+    return lastLine + 1 + Math.max((emptyLines ?? 0) - lastEmptyLines, 0);
+  return lines ?? lastLine + 1;
+}
+
+/** `;` when the header line's first delimiter outside quotes is a semicolon, else `,`. */
+export function delimiterOf(head: Buffer): ',' | ';' {
+  let quoted = false;
+  for (const byte of head) {
+    if (byte === 0x22) quoted = !quoted;
+    else if (!quoted && byte === 0x2c) return ',';
+    else if (!quoted && byte === 0x3b) return ';';
+    else if (!quoted && (byte === 0x0a || byte === 0x0d)) break;
+  }
+  return ',';
+}
+
+/** Passes the bytes through and fails with 413 once more than {@link CSV_MAX_BYTES} have come. */
+async function* limitBytes(source: AsyncIterable<Buffer | string>): AsyncGenerator<Buffer> {
+  let total = 0;
+  for await (const chunk of source) {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    total += bytes.length;
+    if (total > CSV_MAX_BYTES) throw new ImportFileTooLarge();
+    yield bytes;
+  }
+}
+
+/** Reads until the first line break (or {@link HEADER_PEEK_BYTES}); returns what was read and the rest. */
+async function peekFirstLine(
+  source: AsyncGenerator<Buffer>,
+): Promise<{ head: Buffer; rest: AsyncGenerator<Buffer> }> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  while (length < HEADER_PEEK_BYTES) {
+    const next = await source.next();
+    if (next.done) break;
+    chunks.push(next.value);
+    length += next.value.length;
+    if (next.value.includes(0x0a) || next.value.includes(0x0d)) break;
+  }
+  return { head: Buffer.concat(chunks), rest: source };
+}

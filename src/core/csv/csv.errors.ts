@@ -1,0 +1,67 @@
+import { ApiResponse } from '@nestjs/swagger';
+import { AppError, ValidationFailed } from '../errors.js';
+import { type Schema } from '../openapi.js';
+
+/** The largest import body: 5 MiB (SPEC §9). */
+export const CSV_MAX_BYTES = 5 * 1024 * 1024;
+/** The most data rows one import may carry. */
+export const CSV_MAX_ROWS = 10_000;
+
+export class ImportFileTooLarge extends AppError {
+  constructor() {
+    super(413, 'Import file too large');
+  }
+}
+
+export class TooManyImportRows extends AppError {
+  constructor() {
+    super(413, `At most ${CSV_MAX_ROWS} rows are allowed per import`);
+  }
+}
+
+export class NoImportRows extends ValidationFailed {
+  constructor() {
+    super('The file has no rows');
+  }
+}
+
+export class MissingColumn extends ValidationFailed {
+  constructor(name: string) {
+    super(`Missing column: ${name}`);
+  }
+}
+
+export class MalformedCsv extends ValidationFailed {
+  constructor(line: number) {
+    super(`Malformed CSV at line ${line}`);
+  }
+}
+
+/** Any row failed: nothing changed; the per-row result travels as `data` (SPEC §9). */
+export class ImportHasErrors extends AppError {
+  constructor(result: unknown) {
+    super(422, 'Import has errors; nothing was changed', result);
+  }
+}
+
+export const CSV_IMPORT_MESSAGES = {
+  400: ['The file has no rows', 'Missing column: <name>', 'Malformed CSV at line <n>', 'No file uploaded'],
+  413: ['Import file too large', `At most ${CSV_MAX_ROWS} rows are allowed per import`],
+  415: ['Unsupported content type'],
+};
+
+/** The 422 of an import: the error envelope carrying the per-row result as `data`. */
+export const ApiImportHasErrors = (result: Schema) =>
+  ApiResponse({
+    status: 422,
+    description: 'Import has errors; nothing was changed',
+    schema: {
+      type: 'object',
+      required: ['success', 'data', 'message'],
+      properties: {
+        success: { type: 'boolean', enum: [false] },
+        data: result,
+        message: { type: 'string', example: 'Import has errors; nothing was changed' },
+      },
+    },
+  });

@@ -1,0 +1,173 @@
+import { Controller, Get, HttpCode, Post, Query, Req, Res, type StreamableFile } from '@nestjs/common';
+import { ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { type FastifyReply, type FastifyRequest } from 'fastify';
+import { type RequestContext } from '../audit/audit-actions.js';
+import { RequestCtx } from '../audit/request-context.decorator.js';
+import { CsvUpload, readCsvUpload } from '../core/csv/csv-upload.js';
+import { ApiImportHasErrors, CSV_IMPORT_MESSAGES } from '../core/csv/csv.errors.js';
+import { type AuthUser, CurrentUser, WithMessage } from '../core/decorators.js';
+import { PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
+import { ApiErrors, ApiOk, errorResponse, schema } from '../core/openapi.js';
+import { RoleSchema } from './module.schemas.js';
+import { type Query as QueryParams, QueryReader } from '../core/query.js';
+import { readUserListParams } from './list-params.js';
+import { MODULE_NOT_FOUND_MESSAGE } from './module.errors.js';
+import { ModuleIdParam } from './module-id.param.js';
+import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from './module-role.js';
+import { ROSTER_COLUMNS, type RosterImportResult, type RosterMode } from './roster-import.js';
+import { ROSTER_EXPORT_COLUMNS, type RosterImportOptions, RosterService } from './roster.service.js';
+
+const RosterImportRowSchema = schema('RosterImportRow', {
+  type: 'object',
+  required: ['line', 'action', 'user', 'user_id', 'role'],
+  additionalProperties: false,
+  properties: {
+    line: { type: 'integer', minimum: 2, example: 2 },
+    action: { type: 'string', enum: ['assign', 'change', 'unchanged', 'error'], example: 'assign' },
+    user: { type: 'string', description: 'The username or email as sent.', example: 'jsmith' },
+    user_id: { type: 'integer', format: 'int64', nullable: true, example: 42 },
+    role: { type: 'string', description: 'Canonical when valid, else as sent.', example: 'Student' },
+    errors: { type: 'array', items: { type: 'string' }, example: ['Unknown user: nobody@example.edu'] },
+  },
+});
+const RosterImportResultSchema = schema('RosterImportResult', {
+  type: 'object',
+  required: ['rows', 'assigned', 'changed', 'unchanged', 'removed', 'errors', 'exceeds_limit', 'dry_run'],
+  additionalProperties: false,
+  properties: {
+    rows: { type: 'array', items: RosterImportRowSchema },
+    assigned: { type: 'integer', example: 1 },
+    changed: { type: 'integer', example: 0 },
+    unchanged: { type: 'integer', example: 0 },
+    removed: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['user_id', 'username', 'role'],
+        additionalProperties: false,
+        properties: {
+          user_id: { type: 'integer', format: 'int64', example: 7 },
+          username: { type: 'string', example: 'old.student' },
+          role: RoleSchema,
+        },
+      },
+    },
+    errors: { type: 'integer', example: 0 },
+    exceeds_limit: { type: 'boolean', example: false },
+    dry_run: { type: 'boolean', example: false },
+  },
+});
+
+const MODE_MESSAGE = 'mode must be add or sync';
+const MAX_REMOVALS_MESSAGE = 'max_removals must be an integer of at least 0';
+
+function readImportOptions(query: QueryParams): RosterImportOptions {
+  const reader = new QueryReader(query);
+  const rawMode = reader.string('mode');
+  const mode: RosterMode | undefined =
+    rawMode === undefined || rawMode === 'add' ? 'add' : rawMode === 'sync' ? 'sync' : undefined;
+  if (mode === undefined) reader.invalid(MODE_MESSAGE);
+  const rawMax = query.max_removals;
+  const maxRemovals = reader.int('max_removals');
+  if (rawMax !== undefined && maxRemovals !== undefined && maxRemovals < 0)
+    reader.invalid(MAX_REMOVALS_MESSAGE);
+  const dryRun = reader.boolean('dry_run') ?? false;
+  reader.done();
+  return { mode: mode!, maxRemovals, dryRun };
+}
+
+/** SPEC §9: a module's roster from and to CSV. */
+@ApiTags('Personnel')
+@Controller('modules/:module_id')
+export class RosterController {
+  constructor(private readonly roster: RosterService) {}
+
+  @Post('roster/import')
+  @HttpCode(200)
+  @CsvUpload('user,role\r\njsmith,Student\r\nann@example.edu,assistant_lecturer\r\n')
+  @ApiOperation({
+    summary: "Set a module's roster from a CSV file, all or nothing",
+    description:
+      'Columns `user` (username or email) and `role`. `mode=add` only adds or changes roles; `mode=sync` also ' +
+      'removes members not in the file whom the caller may remove, refused (409) above `max_removals`. Access as ' +
+      'personnel changes: admins, and Lecturers of the module for roles other than Lecturer.',
+  })
+  @ApiQuery({
+    name: 'mode',
+    required: false,
+    schema: { type: 'string', enum: ['add', 'sync'], default: 'add' },
+  })
+  @ApiQuery({
+    name: 'max_removals',
+    required: false,
+    description:
+      'The most members `sync` may remove; default 10 % of those the caller may remove, rounded down.',
+    schema: { type: 'integer', format: 'int32', minimum: 0, example: 5 },
+  })
+  @ApiQuery({
+    name: 'dry_run',
+    required: false,
+    description: 'Check and answer per row without changing anything.',
+    schema: { type: 'boolean', default: false },
+  })
+  @ApiOk(200, 'Roster imported', RosterImportResultSchema)
+  @ApiImportHasErrors(RosterImportResultSchema)
+  @ApiErrors({
+    ...CSV_IMPORT_MESSAGES,
+    400: [
+      ...CSV_IMPORT_MESSAGES[400],
+      MODE_MESSAGE,
+      'max_removals must be an integer',
+      MAX_REMOVALS_MESSAGE,
+      'dry_run must be true or false',
+    ],
+    403: [PERMISSION_DENIED_MESSAGE],
+    404: [MODULE_NOT_FOUND_MESSAGE],
+    409: ['Sync would remove 12 members; the limit is 4'],
+  })
+  async import(
+    @ModuleIdParam() id: string,
+    @CurrentUser() caller: AuthUser,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Query() query: QueryParams,
+    @RequestCtx() context: RequestContext,
+  ): Promise<WithMessage<RosterImportResult>> {
+    const options = readImportOptions(query);
+    const rows = await readCsvUpload(request, reply, ROSTER_COLUMNS);
+    const result = await this.roster.import(id, caller, rows, options, context);
+    return new WithMessage(result, options.dryRun ? 'Roster checked' : 'Roster imported');
+  }
+
+  @Get('roster.csv')
+  @ApiOperation({
+    summary: "A module's members matching the personnel list filters and sort, as CSV (streamed, no paging)",
+    description: `Columns ${ROSTER_EXPORT_COLUMNS.join(', ')}. For admins and staff of the module.`,
+  })
+  @ApiQuery({ name: 'role', required: false, schema: { type: 'string', enum: [...MODULE_ROLES] } })
+  @ApiQuery({ name: 'query', required: false, schema: { type: 'string', example: 'smith' } })
+  @ApiQuery({ name: 'sort', required: false, schema: { type: 'string', example: 'username' } })
+  @ApiProduces('text/csv')
+  @ApiResponse({
+    status: 200,
+    description: 'The CSV file',
+    content: {
+      'text/csv': {
+        schema: {
+          type: 'string',
+          example: 'user_id,username,email,role\r\n42,jsmith,jsmith@example.edu,Student\r\n',
+        },
+      },
+    },
+  })
+  @ApiResponse({ status: 400, ...errorResponse([INVALID_ROLE_MESSAGE, 'Invalid field used for sorting']) })
+  @ApiResponse({ status: 403, ...errorResponse([PERMISSION_DENIED_MESSAGE]) })
+  @ApiResponse({ status: 404, ...errorResponse([MODULE_NOT_FOUND_MESSAGE]) })
+  export(
+    @ModuleIdParam() id: string,
+    @CurrentUser() caller: AuthUser,
+    @Query() query: QueryParams,
+  ): Promise<StreamableFile> {
+    return this.roster.export(id, caller, readUserListParams(query, true));
+  }
+}

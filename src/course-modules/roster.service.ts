@@ -1,0 +1,120 @@
+import { Injectable, type StreamableFile } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { type RequestContext } from '../audit/audit-actions.js';
+import { AuditService } from '../audit/audit.service.js';
+import { type AuthUser } from '../core/decorators.js';
+import { type CsvRow } from '../core/csv/csv-reader.js';
+import { ImportHasErrors } from '../core/csv/csv.errors.js';
+import { csvDownload } from '../core/csv/csv-writer.js';
+import { AppError, PermissionDenied } from '../core/errors.js';
+import { type UserListParams } from './list-params.js';
+import { canViewPersonnel, type ModuleViewer } from './module-access.js';
+import { ModuleNotFound } from './module.errors.js';
+import { ModuleRole } from './module-role.js';
+import {
+  planRosterImport,
+  type RosterColumn,
+  type RosterImportResult,
+  type RosterMode,
+  userKey,
+} from './roster-import.js';
+import { RosterRepository } from './roster.repository.js';
+
+export const ROSTER_EXPORT_COLUMNS = ['user_id', 'username', 'email', 'role'] as const;
+
+export class SyncLimitExceeded extends AppError {
+  constructor(count: number, limit: number) {
+    super(409, `Sync would remove ${count} members; the limit is ${limit}`);
+  }
+}
+
+/** Thrown inside the transaction to roll back a dry run after it has answered. */
+class DryRunDone extends Error {
+  constructor(readonly result: RosterImportResult) {
+    super('dry run');
+  }
+}
+
+export interface RosterImportOptions {
+  mode: RosterMode;
+  maxRemovals: number | undefined;
+  dryRun: boolean;
+}
+
+/** `POST /api/modules/{id}/roster/import` and `GET /api/modules/{id}/roster.csv` (SPEC §9). */
+@Injectable()
+export class RosterService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly roster: RosterRepository,
+    private readonly audit: AuditService,
+  ) {}
+
+  /**
+   * In one transaction: the module exists (404), the caller may change personnel (403), every row is decided
+   * against the locked roster; then (unless a dry run, a row error (422) or too many removals (409)) the roles
+   * are written with one audit event.
+   */
+  async import(
+    moduleId: string,
+    caller: AuthUser,
+    rows: readonly CsvRow<RosterColumn>[],
+    options: RosterImportOptions,
+    context: RequestContext,
+  ): Promise<RosterImportResult> {
+    try {
+      return await this.dataSource.transaction(async (manager) => {
+        const found = await this.roster.viewer(manager, moduleId, caller.id, true);
+        if (found === undefined) throw new ModuleNotFound();
+        const viewer: ModuleViewer = { admin: caller.admin, role: found.role };
+        if (!viewer.admin && viewer.role !== ModuleRole.Lecturer) throw new PermissionDenied();
+        const members = await this.roster.members(manager, moduleId);
+        const users = await this.roster.findByNames(
+          manager,
+          rows.map((row) => userKey(row.cells.user)),
+        );
+        const { result, writes, limit } = planRosterImport({
+          rows,
+          users,
+          members: members.map((member) => ({ ...member, id: Number(member.id) })),
+          viewer,
+          mode: options.mode,
+          maxRemovals: options.maxRemovals,
+          dryRun: options.dryRun,
+        });
+        if (result.errors > 0) throw new ImportHasErrors(result);
+        if (options.dryRun) throw new DryRunDone(result);
+        if (result.exceeds_limit) throw new SyncLimitExceeded(result.removed.length, limit);
+        const removeIds = result.removed.map((member) => member.user_id);
+        if (writes.length === 0 && removeIds.length === 0) return result;
+        await this.roster.apply(manager, moduleId, writes, removeIds);
+        await this.audit.record(manager, context, {
+          action: 'roster.import',
+          targetType: 'module',
+          targetIds: [moduleId],
+          summary: {
+            mode: options.mode,
+            assigned: result.assigned,
+            changed: result.changed,
+            unchanged: result.unchanged,
+            removed: removeIds.length,
+          },
+        });
+        return result;
+      });
+    } catch (error) {
+      if (error instanceof DryRunDone) return error.result;
+      throw error;
+    }
+  }
+
+  /** Every member matching the personnel list's filters and sort, as a streamed CSV file. */
+  async export(moduleId: string, caller: AuthUser, params: UserListParams): Promise<StreamableFile> {
+    const found = await this.roster.viewer(this.dataSource.manager, moduleId, caller.id, false);
+    if (found === undefined) throw new ModuleNotFound();
+    if (!canViewPersonnel({ admin: caller.admin, role: found.role })) throw new PermissionDenied();
+    const rows = await this.roster.streamMembers(moduleId, params);
+    return csvDownload(rows, ROSTER_EXPORT_COLUMNS, `module-${moduleId}-roster.csv`);
+  }
+}

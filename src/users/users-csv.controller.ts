@@ -1,0 +1,126 @@
+import { Controller, Get, HttpCode, Post, Query, Req, Res, type StreamableFile } from '@nestjs/common';
+import { ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { type FastifyReply, type FastifyRequest } from 'fastify';
+import { type RequestContext } from '../audit/audit-actions.js';
+import { RequestCtx } from '../audit/request-context.decorator.js';
+import { CsvUpload, readCsvUpload } from '../core/csv/csv-upload.js';
+import { ApiImportHasErrors, CSV_IMPORT_MESSAGES } from '../core/csv/csv.errors.js';
+import { AdminOnly, ResponseMessage, WithMessage } from '../core/decorators.js';
+import { ApiErrors, ApiOk, errorResponse, schema } from '../core/openapi.js';
+import { type Query as QueryParams, QueryReader } from '../core/query.js';
+import { USER_IMPORT_OPTIONAL, USER_IMPORT_REQUIRED, type UserImportResult } from './user-import.js';
+import { USER_EXPORT_COLUMNS, UserImportService } from './user-import.service.js';
+
+const UserImportRowSchema = schema('UserImportRow', {
+  type: 'object',
+  required: ['line', 'action', 'username', 'id'],
+  additionalProperties: false,
+  properties: {
+    line: { type: 'integer', minimum: 2, example: 2 },
+    action: { type: 'string', enum: ['create', 'unchanged', 'error'], example: 'create' },
+    username: { type: 'string', example: 'jsmith' },
+    id: { type: 'integer', format: 'int64', nullable: true, example: 42 },
+    errors: { type: 'array', items: { type: 'string' }, example: ['Email must be a valid email address'] },
+    password: {
+      type: 'string',
+      description:
+        'The generated password of a created row that had none; shown once, never stored in clear.',
+      example: 'q9yJ1c2n8Vw0bY5tX3r7Zk4eLm6aHs2d',
+    },
+  },
+});
+export const UserImportResultSchema = schema('UserImportResult', {
+  type: 'object',
+  required: ['rows', 'created', 'unchanged', 'errors', 'dry_run'],
+  additionalProperties: false,
+  properties: {
+    rows: { type: 'array', items: UserImportRowSchema },
+    created: { type: 'integer', example: 1 },
+    unchanged: { type: 'integer', example: 0 },
+    errors: { type: 'integer', example: 0 },
+    dry_run: { type: 'boolean', example: false },
+  },
+});
+
+export const DRY_RUN_QUERY = ApiQuery({
+  name: 'dry_run',
+  required: false,
+  description: 'Check and answer per row without changing anything.',
+  schema: { type: 'boolean', default: false },
+});
+
+/** `dry_run` (`true`/`false`, default false); 400 otherwise. */
+export function readDryRun(query: QueryParams, reader = new QueryReader(query)): boolean {
+  return reader.boolean('dry_run') ?? false;
+}
+
+/** SPEC §9: users from and to CSV. */
+@ApiTags('Users')
+@AdminOnly()
+@Controller('users')
+export class UsersCsvController {
+  constructor(private readonly imports: UserImportService) {}
+
+  @Post('import')
+  @HttpCode(201)
+  @CsvUpload('username,email,admin,password\r\njsmith,jsmith@example.edu,false,\r\n')
+  @ApiOperation({
+    summary: 'Create users from a CSV file, all or nothing',
+    description:
+      'Columns `username`, `email` (required), `admin`, `password`. Users already stored with that username and ' +
+      'email are `unchanged`, so a second run changes nothing. A created row without a password gets a random one, ' +
+      'returned once as `password` on that row. Any row error: 422 with every row, nothing created.',
+  })
+  @DRY_RUN_QUERY
+  @ApiOk(201, 'Users imported', UserImportResultSchema)
+  @ApiOk(200, 'Import checked', UserImportResultSchema, 'Import checked (dry run)')
+  @ApiImportHasErrors(UserImportResultSchema)
+  @ApiErrors({ ...CSV_IMPORT_MESSAGES, 400: [...CSV_IMPORT_MESSAGES[400], 'dry_run must be true or false'] })
+  async import(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Query() query: QueryParams,
+    @RequestCtx() context: RequestContext,
+  ): Promise<WithMessage<UserImportResult>> {
+    const reader = new QueryReader(query);
+    const dryRun = readDryRun(query, reader);
+    reader.done();
+    const rows = await readCsvUpload(request, reply, USER_IMPORT_REQUIRED, USER_IMPORT_OPTIONAL);
+    const result = await this.imports.import(rows, dryRun, context);
+    if (dryRun) void reply.status(200);
+    return new WithMessage(result, dryRun ? 'Import checked' : 'Users imported');
+  }
+
+  @Get('export.csv')
+  @ResponseMessage('Users exported')
+  @ApiOperation({
+    summary: 'Every user matching the list filters and sort, as CSV (streamed, no paging)',
+    description: `Columns ${USER_EXPORT_COLUMNS.join(', ')}. Cells starting with =, +, -, @, a tab or CR are prefixed with '.`,
+  })
+  @ApiQuery({ name: 'query', required: false, schema: { type: 'string' } })
+  @ApiQuery({ name: 'username', required: false, schema: { type: 'string' } })
+  @ApiQuery({ name: 'email', required: false, schema: { type: 'string' } })
+  @ApiQuery({ name: 'admin', required: false, schema: { type: 'boolean' } })
+  @ApiQuery({ name: 'sort', required: false, schema: { type: 'string', example: 'username' } })
+  @ApiProduces('text/csv')
+  @ApiResponse({
+    status: 200,
+    description: 'The CSV file',
+    content: {
+      'text/csv': {
+        schema: {
+          type: 'string',
+          example:
+            'id,username,email,admin,created_at,updated_at\r\n1,admin,admin@localhost,true,2026-11-21T08:41:00.123Z,2026-11-21T08:41:00.123Z\r\n',
+        },
+      },
+    },
+  })
+  @ApiResponse({
+    status: 400,
+    ...errorResponse(['admin must be true or false', 'Invalid field used for sorting']),
+  })
+  export(@Query() query: QueryParams): Promise<StreamableFile> {
+    return this.imports.export(query);
+  }
+}
