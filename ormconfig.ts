@@ -15,7 +15,15 @@ import { User } from './src/users/user.entity.js';
 // COUNT(*) and other int8 results arrive as numbers; ids stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-export const entities = [User, CourseModule, UserModuleRole, Assignment, AssignmentFile, ModuleStats, AuditEvent];
+export const entities = [
+  User,
+  CourseModule,
+  UserModuleRole,
+  Assignment,
+  AssignmentFile,
+  ModuleStats,
+  AuditEvent,
+];
 /** Listed, not globbed: the same list works from `dist/` and under Jest. New migrations are appended here. */
 export const migrations = [
   InitialSchema1763700000000,
