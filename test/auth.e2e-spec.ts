@@ -5,7 +5,7 @@ import { DEFAULT_PASSWORD, makeUser, tokenFor, unsignedToken, type UserRow } fro
 
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20));
 
-describe('authentication (SPEC §2)', () => {
+describe('authentication (docs/api.md §2)', () => {
   const { app, api } = useTestApp();
   let user: UserRow;
   beforeEach(async () => {

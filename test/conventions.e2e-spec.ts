@@ -2,8 +2,8 @@ import { startTestApp, useTestApp } from './support/app.js';
 import { freshAdmin } from './support/fresh-admin.js';
 import { client } from './support/http.js';
 
-/** SPEC §1: the envelope on every framework error, body framing, path ids. */
-describe('conventions (SPEC §1)', () => {
+/** docs/api.md §1: the envelope on every framework error, body framing, path ids. */
+describe('conventions (docs/api.md §1)', () => {
   const { app, api } = useTestApp();
   let token: string;
   beforeEach(async () => {

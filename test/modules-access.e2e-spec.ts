@@ -11,7 +11,7 @@ interface Route {
   body?: unknown;
 }
 
-/** Every route of SPEC §4. */
+/** Every route of docs/api.md §4. */
 const ROUTES: Route[] = [
   { method: 'GET', path: '/api/modules', adminOnly: false },
   { method: 'GET', path: '/api/modules/me', adminOnly: false },

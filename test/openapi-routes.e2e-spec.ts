@@ -13,7 +13,7 @@ import {
 } from './support/openapi.js';
 import { multipartBody } from './support/openapi-requests.js';
 
-/** Who may call a route, from SPEC §2, §4, §5 and §6. */
+/** Who may call a route, from docs/api.md §2, §4, §5 and §6. */
 type Access = 'public' | 'authenticated' | 'admin' | 'module';
 
 const ACCESS: Record<string, Access> = {

@@ -1,4 +1,4 @@
-/** Every action the trail records (SPEC §10). */
+/** Every action the trail records (docs/api.md §10). */
 export const AUDIT_ACTIONS = [
   'module.create',
   'module.update',

@@ -1,6 +1,6 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
-/** One change made through the API (SPEC §10). Rows are only ever inserted, and pruned by age. */
+/** One change made through the API (docs/api.md §10). Rows are only ever inserted, and pruned by age. */
 @Entity({ name: 'audit_events' })
 @Index('ix_audit_events_at', ['at', 'id'])
 @Index('ix_audit_events_actor', ['actorId', 'at'])

@@ -49,7 +49,7 @@ const timeQuery = (name: string, description: string) =>
     schema: { type: 'string', format: 'date-time', example: '2026-11-21T00:00:00Z' },
   });
 
-/** SPEC §10: the audit trail, read-only. */
+/** docs/api.md §10: the audit trail, read-only. */
 @ApiTags('Audit')
 @AdminOnly()
 @Controller('audit')

@@ -1,7 +1,7 @@
 import { type AuditAction, type AuditTargetType } from './audit-actions.js';
 import { type AuditEventRow } from './audit.repository.js';
 
-/** An event on the wire (SPEC §10). */
+/** An event on the wire (docs/api.md §10). */
 export interface AuditEventResponse {
   id: number;
   at: string;

@@ -5,7 +5,7 @@ import { type AppConfig } from '../config/app-config.js';
 import { PasswordHasher } from '../users/password-hasher.js';
 import { UsersRepository } from '../users/users.repository.js';
 
-/** Creates the first administrator when the users table is empty (SPEC §2). */
+/** Creates the first administrator when the users table is empty (docs/api.md §2). */
 @Injectable()
 export class AdminBootstrap implements OnApplicationBootstrap {
   private readonly logger = new Logger(AdminBootstrap.name);

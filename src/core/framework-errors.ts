@@ -3,7 +3,7 @@ import { type FastifyError, type FastifyReply, type FastifyRequest } from 'fasti
 /**
  * Fastify's router answers a few URLs itself, before any hook, filter or route runs, with a body of its own:
  * a path that is not valid percent-encoding (`/api/modules/%E0`) and a path parameter over `maxParamLength`.
- * This keeps those answers in the envelope (SPEC §1) and in the check order: a path id is step (3), a 400.
+ * This keeps those answers in the envelope (docs/api.md §1) and in the check order: a path id is step (3), a 400.
  */
 export function answerFrameworkError(
   error: FastifyError,

@@ -20,7 +20,7 @@ import { RosterService } from './roster.service.js';
 import { UserModuleRole } from './user-module-role.entity.js';
 import { UserModulesController } from './user-modules.controller.js';
 
-/** Modules API with personnel and students (SPEC §4), and each user's modules. */
+/** Modules API with personnel and students (docs/api.md §4), and each user's modules. */
 @Module({
   imports: [TypeOrmModule.forFeature([CourseModule, UserModuleRole]), UsersModule, AuditModule],
   controllers: [

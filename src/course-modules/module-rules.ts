@@ -2,7 +2,7 @@ import { ValidateBy, type ValidationOptions } from 'class-validator';
 import { isInt64 } from '../core/ids.js';
 import { INVALID_ROLE_MESSAGE, parseModuleRole } from './module-role.js';
 
-/** The body rules of SPEC §4 (create / edit) and §4.1 (personnel), with their exact messages. */
+/** The body rules of docs/api.md §4 (create / edit) and §4.1 (personnel), with their exact messages. */
 export const CODE_MESSAGE = 'Module code must be in format ABC123';
 export const YEAR_MESSAGE = 'Year must be between 1900 and 9999';
 export const DESCRIPTION_MESSAGE = 'Description must be at most 1000 characters';

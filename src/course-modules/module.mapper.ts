@@ -2,7 +2,7 @@ import { type UserSummary, type UserSummarySource, toUserSummary } from '../user
 import { type CourseModule } from './course-module.entity.js';
 import { type ModuleRole } from './module-role.js';
 
-/** The Module of the contract (SPEC §3). */
+/** The Module of the contract (docs/api.md §3). */
 export interface ModuleResponse {
   id: number;
   code: string;

@@ -53,7 +53,7 @@ const ApiUserListQuery = () =>
     ApiSortQuery(Object.keys(USER_SORT_FIELDS), 'username (case-insensitive)'),
   );
 
-/** SPEC §4.1: who holds which role in a module. */
+/** docs/api.md §4.1: who holds which role in a module. */
 @ApiTags('Personnel')
 @Controller('modules/:module_id/personnel')
 export class PersonnelController {
@@ -162,7 +162,7 @@ export class PersonnelController {
   }
 }
 
-/** SPEC §4.2: the student roster, for teaching staff; writes behave as personnel with role Student. */
+/** docs/api.md §4.2: the student roster, for teaching staff; writes behave as personnel with role Student. */
 @ApiTags('Students')
 @Controller('modules/:module_id/students')
 export class StudentsController {

@@ -76,7 +76,7 @@ function readImportOptions(query: QueryParams): RosterImportOptions {
   return { mode: mode!, maxRemovals, dryRun };
 }
 
-/** SPEC §9: a module's roster from and to CSV. */
+/** docs/api.md §9: a module's roster from and to CSV. */
 @ApiTags('Personnel')
 @Controller('modules/:module_id')
 export class RosterController {

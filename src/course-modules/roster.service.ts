@@ -42,7 +42,7 @@ export interface RosterImportOptions {
   dryRun: boolean;
 }
 
-/** `POST /api/modules/{id}/roster/import` and `GET /api/modules/{id}/roster.csv` (SPEC §9). */
+/** `POST /api/modules/{id}/roster/import` and `GET /api/modules/{id}/roster.csv` (docs/api.md §9). */
 @Injectable()
 export class RosterService {
   constructor(

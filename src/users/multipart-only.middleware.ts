@@ -9,7 +9,7 @@ export function isMultipartFormData(contentType: string | undefined): boolean {
 
 /**
  * Upload routes take multipart only. Middleware runs before the guards, so a request of another content type is
- * answered 415 before authentication, as the framing of the body is (SPEC §1, step 0).
+ * answered 415 before authentication, as the framing of the body is (docs/api.md §1, step 0).
  */
 @Injectable()
 export class MultipartOnlyMiddleware implements NestMiddleware {

@@ -25,7 +25,7 @@ const HASH_CONCURRENCY = 2;
 
 export const USER_EXPORT_COLUMNS = ['id', 'username', 'email', 'admin', 'created_at', 'updated_at'] as const;
 
-/** `POST /api/users/import` and `GET /api/users/export.csv` (SPEC §9). */
+/** `POST /api/users/import` and `GET /api/users/export.csv` (docs/api.md §9). */
 @Injectable()
 export class UserImportService {
   constructor(

@@ -13,7 +13,7 @@ export const CLASH_MESSAGE = 'A user with this username or email already exists'
 export const DUPLICATE_USERNAME_MESSAGE = 'Duplicate username in file';
 export const DUPLICATE_EMAIL_MESSAGE = 'Duplicate email in file';
 
-/** One row of the answer (SPEC §9). `password` only on a created row whose password was generated. */
+/** One row of the answer (docs/api.md §9). `password` only on a created row whose password was generated. */
 export interface UserImportRow {
   line: number;
   action: 'create' | 'unchanged' | 'error';

@@ -1,6 +1,6 @@
 import { type User } from './user.entity.js';
 
-/** The User summary of the contract (SPEC §3): the only shape in which a user leaves the service. */
+/** The User summary of the contract (docs/api.md §3): the only shape in which a user leaves the service. */
 export interface UserSummary {
   id: number;
   username: string;

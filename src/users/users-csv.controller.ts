@@ -54,7 +54,7 @@ export function readDryRun(query: QueryParams, reader = new QueryReader(query)):
   return reader.boolean('dry_run') ?? false;
 }
 
-/** SPEC §9: users from and to CSV. */
+/** docs/api.md §9: users from and to CSV. */
 @ApiTags('Users')
 @AdminOnly()
 @Controller('users')

@@ -17,7 +17,7 @@ import { UsersController } from './users.controller.js';
 import { UsersRepository } from './users.repository.js';
 import { UsersService } from './users.service.js';
 
-/** Users API and avatars (SPEC §5); the users table, password hashing and the per-request access check. */
+/** Users API and avatars (docs/api.md §5); the users table, password hashing and the per-request access check. */
 @Module({
   imports: [TypeOrmModule.forFeature([User]), AuditModule],
   controllers: [UsersCsvController, UsersController, AvatarController],

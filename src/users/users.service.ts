@@ -148,7 +148,7 @@ export class UsersService {
     const now = new Date();
     const changes: UserChanges = { updatedAt: now, username, email: email?.toLowerCase(), admin };
     if (password !== undefined) {
-      // Tokens issued in an earlier second than this are refused from now on (SPEC §2).
+      // Tokens issued in an earlier second than this are refused from now on (docs/api.md §2).
       changes.passwordHash = await this.hasher.hash(password);
       changes.passwordChangedAt = now;
     }

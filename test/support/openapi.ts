@@ -158,7 +158,7 @@ export function createAjv(document: OpenAPIObject): Ajv {
     type: 'number',
     validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 63,
   });
-  // SPEC §1: timestamps are RFC 3339 UTC with milliseconds.
+  // docs/api.md §1: timestamps are RFC 3339 UTC with milliseconds.
   ajv.addFormat('date-time', (value: string) => RFC3339_MILLIS_UTC.test(value) && !isNaN(Date.parse(value)));
   ajv.addFormat('binary', () => true);
   ajv.addSchema(

@@ -21,7 +21,7 @@ const HEADER_PEEK_BYTES = 65_536;
 const LINE_BREAK = /\r\n|\r|\n/g;
 
 /**
- * Reads a CSV upload with csv-parse, streaming and bounded (SPEC §9): at most {@link CSV_MAX_BYTES} bytes and
+ * Reads a CSV upload with csv-parse, streaming and bounded (docs/api.md §9): at most {@link CSV_MAX_BYTES} bytes and
  * {@link CSV_MAX_ROWS} data rows (413 as soon as either is passed, without reading further), a BOM ignored, `,`
  * or `;` as the header line uses, column names matched case-insensitively, blank lines skipped but counted.
  * `required` columns must be present (400 `Missing column: <name>`); `optional` ones read as '' when absent.

@@ -62,7 +62,7 @@ export function registerCsvBodyParser(fastify: FastifyInstance): void {
 
 /**
  * Import routes take CSV or multipart only. As middleware it runs before the guards, so another content type is
- * answered 415 before authentication, as the framing of the body is (SPEC §1, step 0).
+ * answered 415 before authentication, as the framing of the body is (docs/api.md §1, step 0).
  */
 @Injectable()
 export class CsvUploadOnlyMiddleware implements NestMiddleware {

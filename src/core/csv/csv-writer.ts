@@ -5,7 +5,7 @@ import { stringify } from 'csv-stringify';
 /** Characters that make a spreadsheet read a cell as a formula (or hide one behind whitespace). */
 const FORMULA_START = /^[=+\-@\t\r]/;
 
-/** A text cell, prefixed with `'` when a spreadsheet would run it as a formula (SPEC §9). */
+/** A text cell, prefixed with `'` when a spreadsheet would run it as a formula (docs/api.md §9). */
 export function csvCell(text: string): string {
   return FORMULA_START.test(text) ? `'${text}` : text;
 }

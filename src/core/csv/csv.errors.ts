@@ -2,7 +2,7 @@ import { ApiResponse } from '@nestjs/swagger';
 import { AppError, ValidationFailed } from '../errors.js';
 import { type Schema } from '../openapi.js';
 
-/** The largest import body: 5 MiB (SPEC §9). */
+/** The largest import body: 5 MiB (docs/api.md §9). */
 export const CSV_MAX_BYTES = 5 * 1024 * 1024;
 /** The most data rows one import may carry. */
 export const CSV_MAX_ROWS = 10_000;
@@ -37,7 +37,7 @@ export class MalformedCsv extends ValidationFailed {
   }
 }
 
-/** Any row failed: nothing changed; the per-row result travels as `data` (SPEC §9). */
+/** Any row failed: nothing changed; the per-row result travels as `data` (docs/api.md §9). */
 export class ImportHasErrors extends AppError {
   constructor(result: unknown) {
     super(422, 'Import has errors; nothing was changed', result);

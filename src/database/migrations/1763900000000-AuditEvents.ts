@@ -1,6 +1,6 @@
 import { type MigrationInterface, type QueryRunner } from 'typeorm';
 
-/** The audit trail (SPEC §10): append-only events, with indexes for the `GET /api/audit` filters. */
+/** The audit trail (docs/api.md §10): append-only events, with indexes for the `GET /api/audit` filters. */
 export class AuditEvents1763900000000 implements MigrationInterface {
   name = 'AuditEvents1763900000000';
 

@@ -39,7 +39,7 @@ export class CreateUserDto {
     example: 'correct-horse-battery',
   })
   @IsString({ message: PASSWORD_MESSAGE })
-  // class-validator's Length counts code points (surrogate pairs as one), as SPEC §1 asks.
+  // class-validator's Length counts code points (surrogate pairs as one), as docs/api.md §1 asks.
   @Length(PASSWORD_MIN, PASSWORD_MAX, { message: PASSWORD_MESSAGE })
   password!: string;
 

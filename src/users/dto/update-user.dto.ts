@@ -43,7 +43,7 @@ export class UpdateUserDto {
   })
   @ValidateIf((dto: UpdateUserDto) => dto.password !== undefined)
   @IsString({ message: PASSWORD_MESSAGE })
-  // class-validator's Length counts code points (surrogate pairs as one), as SPEC §1 asks.
+  // class-validator's Length counts code points (surrogate pairs as one), as docs/api.md §1 asks.
   @Length(PASSWORD_MIN, PASSWORD_MAX, { message: PASSWORD_MESSAGE })
   password?: string;
 
