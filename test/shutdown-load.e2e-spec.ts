@@ -21,8 +21,18 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** A request over its own connection; resolves with the status and body, or the socket error's code. */
-function send(url: string, method: string, route: string, body?: unknown, token?: string) {
+/**
+ * A request over its own connection; resolves with the status and body, or the socket error's code. With
+ * `holdBack`, the last bytes of the body are sent only once it resolves: the request is then still in flight.
+ */
+function send(
+  url: string,
+  method: string,
+  route: string,
+  body?: unknown,
+  token?: string,
+  holdBack?: Promise<unknown>,
+) {
   const { hostname, port } = new URL(url);
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise<{ status?: number; body?: any; error?: string; at: number }>((resolve) => {
@@ -51,7 +61,10 @@ function send(url: string, method: string, route: string, body?: unknown, token?
     request.on('error', (error: NodeJS.ErrnoException) =>
       resolve({ error: error.code ?? error.message, at: Date.now() }),
     );
-    request.end(payload);
+    if (holdBack && payload) {
+      request.write(payload.slice(0, -2));
+      void holdBack.then(() => request.end(payload.slice(-2)));
+    } else request.end(payload);
   });
 }
 
@@ -106,18 +119,30 @@ describe('graceful shutdown under load', () => {
       }
       return send(url, 'GET', '/api/modules', undefined, token);
     });
+    // However fast the machine, one request is certainly still in flight at SIGTERM: its body is not complete.
+    let signalled!: () => void;
+    const afterSignal = new Promise<void>((resolve) => (signalled = resolve));
+    const slow = send(
+      url,
+      'POST',
+      '/api/modules',
+      { code: 'SLW999', year: 2026, credits: 15 },
+      token,
+      afterSignal.then(() => new Promise((resolve) => setTimeout(resolve, 300))),
+    );
     // Let the service accept every connection and start on each request (the logins, argon2 at 19 MiB each,
     // are still running), then ask it to stop. A connection still in the kernel's queue at SIGTERM is not
     // accepted: it is reset when the listening socket closes, which is what a client retries on.
     await new Promise((resolve) => setTimeout(resolve, 500));
     const termAt = Date.now();
     child.kill('SIGTERM');
-    const answers = await Promise.all(burst);
+    signalled();
+    const answers = await Promise.all([...burst, slow]);
     const code = await exited;
     const tookMs = Date.now() - termAt;
 
     const statuses = answers.map((answer) => answer.status ?? answer.error);
-    const expected = Array.from({ length: IN_FLIGHT }, (_, i) => (i % 3 === 1 ? 201 : 200));
+    const expected = [...Array.from({ length: IN_FLIGHT }, (_, i) => (i % 3 === 1 ? 201 : 200)), 201];
     expect(statuses).toEqual(expected);
     // The test proves something only if requests were still running when the signal came.
     expect(answers.filter((answer) => answer.at > termAt).length).toBeGreaterThan(0);

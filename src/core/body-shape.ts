@@ -21,6 +21,12 @@ export function withinJsonBounds(body: unknown): boolean {
   return true;
 }
 
+function isParsedJson(body: unknown): boolean {
+  if (body === null || typeof body !== 'object') return false;
+  const prototype: unknown = Object.getPrototypeOf(body);
+  return Array.isArray(body) || prototype === Object.prototype || prototype === null;
+}
+
 /**
  * A JSON body nested deeper than {@link JSON_MAX_DEPTH} or holding more than {@link JSON_MAX_VALUES} values is
  * answered as malformed (400) before anything else looks at it: validating it would recurse until the stack
@@ -28,7 +34,8 @@ export function withinJsonBounds(body: unknown): boolean {
  */
 export function boundJsonBodies(fastify: FastifyInstance): void {
   fastify.addHook('preValidation', (request, reply, done) => {
-    if (request.body !== undefined && !withinJsonBounds(request.body)) {
+    // Only what JSON.parse builds: a CSV upload's body is a stream, whose internals are no JSON at all.
+    if (isParsedJson(request.body) && !withinJsonBounds(request.body)) {
       void reply.code(400).send({ success: false, data: null, message: 'Malformed JSON body' });
       return;
     }
