@@ -25,8 +25,14 @@ export const EARLY_ANSWER_LINGER_MS = 2_000;
  */
 export function drainEarlyAnswers(fastify: FastifyInstance): void {
   fastify.addHook('onSend', async (request, reply) => {
-    // Fastify's body parser asks for a close on its errors; the drain below replaces that close.
-    if (!request.raw.complete && String(reply.getHeader('connection')).toLowerCase() === 'close') {
+    if (request.raw.complete) return;
+    if (tooLargeToDrain(request.raw)) {
+      // The connection ends after this answer: say so, so that no client sends another request on it. Node
+      // would close it at once and reset a client still writing; a gentle close takes its place.
+      void reply.header('connection', 'close');
+      closeGentlyWhenDone(request.raw);
+    } else if (String(reply.getHeader('connection')).toLowerCase() === 'close') {
+      // Fastify's body parser asks for a close on its errors; the drain below replaces that close.
       reply.removeHeader('connection');
     }
   });
@@ -34,6 +40,21 @@ export function drainEarlyAnswers(fastify: FastifyInstance): void {
     if (!request.raw.complete) discardRest(request.raw);
     done();
   });
+}
+
+function tooLargeToDrain(message: IncomingMessage): boolean {
+  const declared = Number(message.headers['content-length']);
+  return Number.isSafeInteger(declared) && declared - message.socket.bytesRead > EARLY_ANSWER_DRAIN_BYTES;
+}
+
+/** Node ends a `Connection: close` answer with destroySoon(): a half-close with a linger replaces it. */
+function closeGentlyWhenDone(message: IncomingMessage): void {
+  const socket = message.socket;
+  socket.destroySoon = function destroySoonGently(this: typeof socket) {
+    this.end();
+    this.resume();
+    setTimeout(() => this.destroy(), EARLY_ANSWER_LINGER_MS).unref();
+  };
 }
 
 function discardRest(message: IncomingMessage): void {
@@ -46,9 +67,11 @@ function discardRest(message: IncomingMessage): void {
     clearInterval(watch);
     clearTimeout(deadline);
   };
+  // The whole body arrived: the connection serves the next request and must not be closed under it.
+  const drained = () => message.complete || message.readableEnded;
   const closeGently = () => {
     stopWatching();
-    if (closing || socket.destroyed) return;
+    if (closing || socket.destroyed || drained()) return;
     closing = true;
     socket.end();
     setTimeout(() => socket.destroy(), EARLY_ANSWER_LINGER_MS).unref();
@@ -64,7 +87,8 @@ function discardRest(message: IncomingMessage): void {
     return;
   }
   const watch = setInterval(() => {
-    if (socket.bytesRead - readAtAnswer > EARLY_ANSWER_DRAIN_BYTES) closeGently();
+    if (drained()) stopWatching();
+    else if (socket.bytesRead - readAtAnswer > EARLY_ANSWER_DRAIN_BYTES) closeGently();
   }, 25);
   watch.unref();
   const deadline = setTimeout(closeGently, EARLY_ANSWER_DRAIN_MS);
