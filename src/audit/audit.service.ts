@@ -5,7 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { type EntityManager } from 'typeorm';
+import { type Transaction } from '../database/transactions.js';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { type Query } from '../core/query.js';
@@ -38,7 +38,7 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
    * Writes one event. Pass the transaction's `manager` so the event commits or rolls back with the change;
    * without one (login events) it is written on its own.
    */
-  record(manager: EntityManager | undefined, context: RequestContext, entry: AuditEntry): Promise<void> {
+  record(manager: Transaction | undefined, context: RequestContext, entry: AuditEntry): Promise<void> {
     return this.events.insert(
       {
         actorId: context.actorId,

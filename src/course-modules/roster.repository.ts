@@ -16,7 +16,7 @@ export class RosterRepository {
 
   /** The module's code (undefined when there is no such module) and the caller's role in it; `lock` keeps it. */
   async viewer(
-    manager: EntityManager,
+    manager: EntityManager = this.dataSource.manager,
     moduleId: string,
     callerId: number,
     lock: boolean,

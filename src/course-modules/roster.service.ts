@@ -1,6 +1,5 @@
 import { Injectable, type StreamableFile } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { Transactions } from '../database/transactions.js';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { type AuthUser } from '../core/decorators.js';
@@ -46,7 +45,7 @@ export interface RosterImportOptions {
 @Injectable()
 export class RosterService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly roster: RosterRepository,
     private readonly audit: AuditService,
   ) {}
@@ -64,7 +63,7 @@ export class RosterService {
     context: RequestContext,
   ): Promise<RosterImportResult> {
     try {
-      return await this.dataSource.transaction(async (manager) => {
+      return await this.transactions.run(async (manager) => {
         const found = await this.roster.viewer(manager, moduleId, caller.id, true);
         if (found === undefined) throw new ModuleNotFound();
         const viewer: ModuleViewer = { admin: caller.admin, role: found.role };
@@ -111,7 +110,7 @@ export class RosterService {
 
   /** Every member matching the personnel list's filters and sort, as a streamed CSV file. */
   async export(moduleId: string, caller: AuthUser, params: UserListParams): Promise<StreamableFile> {
-    const found = await this.roster.viewer(this.dataSource.manager, moduleId, caller.id, false);
+    const found = await this.roster.viewer(undefined, moduleId, caller.id, false);
     if (found === undefined) throw new ModuleNotFound();
     if (!canViewPersonnel({ admin: caller.admin, role: found.role })) throw new PermissionDenied();
     const rows = await this.roster.streamMembers(moduleId, params);

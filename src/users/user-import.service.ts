@@ -1,7 +1,6 @@
 import { type StreamableFile } from '@nestjs/common';
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { Transactions } from '../database/transactions.js';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { PasswordHasher } from './password-hasher.js';
@@ -29,7 +28,7 @@ export const USER_EXPORT_COLUMNS = ['id', 'username', 'email', 'admin', 'created
 @Injectable()
 export class UserImportService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly users: UserImportRepository,
     private readonly hasher: PasswordHasher,
     private readonly audit: AuditService,
@@ -71,7 +70,7 @@ export class UserImportService {
       admin: user.admin,
     }));
     try {
-      await this.dataSource.transaction(async (manager) => {
+      await this.transactions.run(async (manager) => {
         const ids = await this.users.insertMany(manager, newRows);
         toCreate.forEach((user) => (user.row.id = ids.get(user.username.toLowerCase()) ?? null));
         await this.audit.record(manager, context, {
