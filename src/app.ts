@@ -95,7 +95,7 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   app.get(Metrics).instrument(fastify);
   app.setGlobalPrefix('api');
   // Before any route exists, so that every route (docs included) gets its headers.
-  await registerSecurityHeaders(app);
+  registerSecurityHeaders(app);
   if (config.swaggerEnabled) setupOpenApi(app);
   if (config.corsOrigins.length > 0) {
     app.enableCors({ origin: config.corsOrigins.includes('*') ? true : config.corsOrigins });

@@ -1,5 +1,6 @@
-import helmet, { type FastifyHelmetOptions } from '@fastify/helmet';
+import { type IncomingMessage, type ServerResponse } from 'node:http';
 import { type NestFastifyApplication } from '@nestjs/platform-fastify';
+import helmet, { type HelmetOptions } from 'helmet';
 import { DOCS_PATH } from './openapi.setup.js';
 
 /**
@@ -38,27 +39,57 @@ export const DOCS_CSP = {
   },
 };
 
+const COMMON: HelmetOptions = {
+  frameguard: { action: 'deny' },
+  referrerPolicy: { policy: 'no-referrer' },
+};
+
 /** Swagger UI's page and static assets (not the JSON document, which is plain data and keeps the API policy). */
 export function isDocsUiRoute(url: string): boolean {
   return url === DOCS_PATH || url.startsWith(`${DOCS_PATH}/`);
 }
 
 /**
- * Registers `@fastify/helmet` with the strict policy everywhere and the relaxed one on the docs UI routes only.
- * Call before any route is added (before the docs are set up and before `init`/`listen`).
+ * The headers helmet sets for these options. None of the options depends on the request (no nonces), so helmet
+ * runs once here against a response that only records what is set; every answer then gets the recorded headers.
  */
-export async function registerSecurityHeaders(app: NestFastifyApplication): Promise<void> {
-  const fastify = app.getHttpAdapter().getInstance();
-  fastify.addHook('onRoute', (route) => {
-    if (isDocsUiRoute(route.url)) {
-      route.config = { ...route.config, helmet: { contentSecurityPolicy: DOCS_CSP } } as typeof route.config;
-    }
-  });
-  const options: FastifyHelmetOptions = {
-    global: true,
-    contentSecurityPolicy: API_CSP,
-    frameguard: { action: 'deny' },
-    referrerPolicy: { policy: 'no-referrer' },
+export function helmetHeaders(options: HelmetOptions): Readonly<Record<string, string>> {
+  const headers: Record<string, string> = {};
+  const recorder = {
+    setHeader(name: string, value: string | number | readonly string[]) {
+      headers[name.toLowerCase()] = String(value);
+    },
+    removeHeader(name: string) {
+      delete headers[name.toLowerCase()];
+    },
   };
-  await app.register(helmet, options);
+  let done = false;
+  helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, (error?: unknown) => {
+    if (error) throw error as Error;
+    done = true;
+  });
+  if (!done) throw new Error('helmet did not finish synchronously');
+  return Object.freeze(headers);
+}
+
+export const API_HEADERS = helmetHeaders({ ...COMMON, contentSecurityPolicy: API_CSP });
+export const DOCS_HEADERS = helmetHeaders({ ...COMMON, contentSecurityPolicy: DOCS_CSP });
+
+/**
+ * Sends helmet's headers with the strict policy on every answer (unknown routes and errors included) and the
+ * relaxed one on the docs UI routes only. Call before any route is added (before the docs are set up and before
+ * `init`/`listen`). `@fastify/helmet` would build a helmet instance on every request; the headers depend on the
+ * route alone, so they are computed once (docs/decisions.md).
+ */
+export function registerSecurityHeaders(app: NestFastifyApplication): void {
+  const fastify = app.getHttpAdapter().getInstance();
+  const docsRoutes = new Set<string>();
+  fastify.addHook('onRoute', (route) => {
+    if (isDocsUiRoute(route.url)) docsRoutes.add(route.url);
+  });
+  fastify.addHook('onRequest', (request, reply, done) => {
+    const route = request.routeOptions.url;
+    void reply.headers(route !== undefined && docsRoutes.has(route) ? DOCS_HEADERS : API_HEADERS);
+    done();
+  });
 }
