@@ -92,7 +92,7 @@ export class CourseModulesController {
       'Invalid field used for sorting',
     ],
   })
-  list(@CurrentUser() user: AuthUser, @Query() query: QueryParams): Promise<ModuleList> {
+  list(@CurrentUser() user: AuthUser, @Query() query: QueryParams): Promise<JsonText<ModuleList>> {
     return this.modules.list(user, readModuleListParams(query));
   }
 
@@ -105,7 +105,7 @@ export class CourseModulesController {
       'Each group is ordered by year descending, then code. Admins too see only their own modules.',
   })
   @ApiOk(200, 'My module details retrieved successfully', MyModulesSchema)
-  mine(@CurrentUser() user: AuthUser): Promise<MyModules> {
+  mine(@CurrentUser() user: AuthUser): Promise<JsonText<MyModules>> {
     return this.modules.mine(user.id);
   }
 

@@ -8,7 +8,9 @@ import {
   MODULE_WITH_CALLER_ROLE_SQL,
   type ModuleListFilter,
   moduleListQuery,
+  MY_MODULES_JSON_SQL,
   MY_MODULES_SQL,
+  type MyModulesJson,
 } from './module-queries.js';
 import { type ModuleSource } from './module.mapper.js';
 import { type ModuleRole } from './module-role.js';
@@ -46,23 +48,29 @@ export class CourseModulesRepository {
   /**
    * One page of the list and the number of all matches, in one statement (a prepared one). For admins the
    * total is null when `knownVersion` is still `module_stats`' version (nothing was counted), and `version`
-   * is that version.
+   * is that version. Each item is the Module's JSON text, built by PostgreSQL.
    */
   async page(
     filter: ModuleListFilter,
-  ): Promise<Omit<Page<ModuleSource>, 'total'> & { total: number | null; version?: number }> {
+  ): Promise<Omit<Page<string>, 'total'> & { total: number | null; version?: number }> {
     const { sql, params } = moduleListQuery(filter);
-    const rows = await preparedQuery<PageRow<ModuleSource> & { version?: number | string }>(
-      this.modules.manager.connection,
-      sql,
-      params,
-    );
+    const rows = await preparedQuery<
+      PageRow<{ id: string | null; json: string }> & { version?: number | string }
+    >(this.modules.manager.connection, sql, params);
     const first = rows[0];
     return {
-      items: rows.filter((row) => row.id !== null),
+      items: rows.filter((row) => row.id !== null).map((row) => row.json),
       total: first === undefined ? 0 : first.total === null ? null : Number(first.total),
       version: first?.version === undefined ? undefined : Number(first.version),
     };
+  }
+
+  /** `GET /api/modules/me`: the JSON text of the user's modules in each role group, in one row. */
+  async ofMemberJson(userId: number): Promise<MyModulesJson> {
+    const [row] = await preparedQuery<MyModulesJson>(this.modules.manager.connection, MY_MODULES_JSON_SQL, [
+      userId,
+    ]);
+    return row;
   }
 
   /** Every module the user holds a role in, with the role: year descending, then code, then id. */

@@ -23,7 +23,6 @@ import {
   type ModuleWithRole,
   type MyModules,
   toModuleResponse,
-  toMyModules,
 } from './module.mapper.js';
 import { type ModuleListFilter, type PersonnelJson } from './module-queries.js';
 import { ModuleRolesRepository } from './module-roles.repository.js';
@@ -76,7 +75,7 @@ export class CourseModulesService {
    * total comes from `module_stats` or from this process's {@link ModuleTotals}, counted again only after a
    * write to `modules`.
    */
-  async list(viewer: AuthUser, filter: Omit<ModuleListFilter, 'memberId'>): Promise<ModuleList> {
+  async list(viewer: AuthUser, filter: Omit<ModuleListFilter, 'memberId'>): Promise<JsonText<ModuleList>> {
     const memberId = viewer.admin ? undefined : viewer.id;
     const key = totalsKey({ ...filter, memberId });
     const known = key === undefined ? undefined : this.totals.get(key);
@@ -87,16 +86,19 @@ export class CourseModulesService {
     });
     if (key !== undefined && total !== null && version !== undefined)
       this.totals.set(key, { version, total });
-    return {
-      modules: items.map(toModuleResponse),
-      page: filter.paging.page,
-      per_page: filter.paging.perPage,
-      total: total ?? known?.total ?? 0,
-    };
+    // The modules are JSON text from PostgreSQL; the rest are integers.
+    return new JsonText(
+      `{"modules":[${items.join(',')}],"page":${filter.paging.page},"per_page":${filter.paging.perPage},` +
+        `"total":${total ?? known?.total ?? 0}}`,
+    );
   }
 
-  async mine(userId: number): Promise<MyModules> {
-    return toMyModules(await this.modules.ofMember(userId));
+  async mine(userId: number): Promise<JsonText<MyModules>> {
+    const groups = await this.modules.ofMemberJson(userId);
+    return new JsonText(
+      `{"as_student":[${groups.as_student}],"as_tutor":[${groups.as_tutor}],` +
+        `"as_lecturer":[${groups.as_lecturer}],"as_assistant_lecturer":[${groups.as_assistant_lecturer}]}`,
+    );
   }
 
   /** `GET /api/users/{id}/modules`: 404 for an unknown user, else every module with the user's role in it. */

@@ -18,6 +18,21 @@ import { type ModuleRole } from './module-role.js';
 export const MODULE_COLUMNS = `m.id, m.code, m.year, m.description, m.credits,
          m.created_at AS "createdAt", m.updated_at AS "updatedAt"`;
 
+/** `timestamptz` as `Date.prototype.toISOString()` writes it (milliseconds, `Z`). */
+const isoText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * The Module of `row` (a relation with MODULE_COLUMNS' names) as compact JSON text, byte for byte as
+ * `JSON.stringify(toModuleResponse(row))` writes it. Lists compute it over their page only (outside the LIMIT),
+ * so a sort over many matches never builds text for rows it drops.
+ */
+export const moduleJson = (row: string) => `(SELECT row_to_json(x)::text FROM (
+    SELECT ${row}.id, ${row}.code, ${row}.year, ${row}.description, ${row}.credits,
+           ${isoText(`${row}."createdAt"`)} AS created_at, ${isoText(`${row}."updatedAt"`)} AS updated_at) x)`;
+
+/** What a list row carries of its page: the id (null when the page is empty) and the Module's JSON text. */
+const PAGE_JSON = `page.id, ${moduleJson('page')} AS json`;
+
 /** Sort fields of `GET /api/modules` and their SQL. */
 export const MODULE_SORT_FIELDS = {
   code: 'm.code',
@@ -56,7 +71,8 @@ export interface ModuleListFilter {
  * Non-admins: the page and the count of their own modules (a few rows each), with `pageWithTotal`. Admins:
  * the page, an index walk, beside `module_stats`: the unfiltered total is its `total`; a filtered one is
  * counted only when `version` differs from `knownVersion` (the count is an uncorrelated subquery, evaluated
- * only when CASE needs it), and is null otherwise. Every admin row carries `version`.
+ * only when CASE needs it), and is null otherwise. Every admin row carries `version`. Each row carries the
+ * module's `id` and its JSON text (`json`).
  */
 export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
   const params = new SqlParams();
@@ -75,7 +91,15 @@ export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
   const where = whereClause(conditions);
   const orderBy = orderByClause(filter.sort, 'm.id');
   if (filter.memberId !== undefined) {
-    const sql = pageWithTotal(params, 'FROM modules m', where, MODULE_COLUMNS, orderBy, filter.paging);
+    const sql = pageWithTotal(
+      params,
+      'FROM modules m',
+      where,
+      MODULE_COLUMNS,
+      orderBy,
+      filter.paging,
+      PAGE_JSON,
+    );
     return { sql, params: params.values };
   }
   const total =
@@ -83,7 +107,7 @@ export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
       ? 's.total'
       : `CASE WHEN s.version = ${params.add(filter.knownVersion ?? -1)} THEN NULL
               ELSE (SELECT count(*) FROM modules m ${where}) END`;
-  const sql = `SELECT s.version, ${total} AS total, page.*
+  const sql = `SELECT s.version, ${total} AS total, ${PAGE_JSON}
   FROM module_stats s
   LEFT JOIN LATERAL (
     SELECT ${MODULE_COLUMNS}
@@ -143,7 +167,30 @@ export function eligibleUsersQuery(filter: UserListFilter): SqlQuery {
   return { sql, params: params.values };
 }
 
-/** `GET /api/modules/me`: every module the user holds a role in, with the role, in the order of each group. */
+/**
+ * `GET /api/modules/me`: the user's modules as the JSON text of the four groups (comma-joined Modules, each
+ * group year descending, then code, then id), built by PostgreSQL in one row.
+ */
+export const MY_MODULES_JSON_SQL = `SELECT
+    coalesce(string_agg(j, ',' ORDER BY year DESC, code, id) FILTER (WHERE role = 'Student'), '') AS as_student,
+    coalesce(string_agg(j, ',' ORDER BY year DESC, code, id) FILTER (WHERE role = 'Tutor'), '') AS as_tutor,
+    coalesce(string_agg(j, ',' ORDER BY year DESC, code, id) FILTER (WHERE role = 'Lecturer'), '') AS as_lecturer,
+    coalesce(string_agg(j, ',' ORDER BY year DESC, code, id) FILTER (WHERE role = 'AssistantLecturer'), '')
+      AS as_assistant_lecturer
+  FROM (SELECT r.role, mine.year, mine.code, mine.id, ${moduleJson('mine')} AS j
+        FROM user_module_roles r
+        JOIN LATERAL (SELECT ${MODULE_COLUMNS} FROM modules m WHERE m.id = r.module_id) mine ON true
+        WHERE r.user_id = $1) groups`;
+
+/** The row of {@link MY_MODULES_JSON_SQL}: each group's comma-joined Module JSON texts. */
+export interface MyModulesJson {
+  as_student: string;
+  as_tutor: string;
+  as_lecturer: string;
+  as_assistant_lecturer: string;
+}
+
+/** `GET /api/users/{id}/modules`: every module the user holds a role in, with the role, year descending. */
 export const MY_MODULES_SQL = `SELECT r.role, ${MODULE_COLUMNS}
   FROM user_module_roles r
   JOIN modules m ON m.id = r.module_id
@@ -155,9 +202,6 @@ export const MODULE_WITH_CALLER_ROLE_SQL = `SELECT ${MODULE_COLUMNS},
          (SELECT r.role FROM user_module_roles r WHERE r.module_id = m.id AND r.user_id = $2) AS "callerRole"
   FROM modules m
   WHERE m.id = $1`;
-
-/** `timestamptz` as `Date.prototype.toISOString()` writes it (milliseconds, `Z`). */
-const isoText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** A User summary (`toUserSummary`) as compact JSON text, byte for byte as `JSON.stringify` writes it. */
 const USER_SUMMARY_JSON = `(SELECT row_to_json(x)::text FROM (

@@ -1,5 +1,4 @@
-import { type ModuleSource, toModuleResponse, toMyModules } from './module.mapper.js';
-import { ModuleRole } from './module-role.js';
+import { type ModuleSource, toModuleResponse } from './module.mapper.js';
 
 const at = new Date('2026-11-21T08:41:00.123Z');
 const module = (id: number, code = `ABC${id}`): ModuleSource => ({
@@ -22,19 +21,5 @@ describe('toModuleResponse', () => {
       created_at: '2026-11-21T08:41:00.123Z',
       updated_at: '2026-11-21T08:41:01.123Z',
     });
-  });
-});
-
-describe('toMyModules', () => {
-  it('groups modules by role, keeping the given order', () => {
-    const result = toMyModules([
-      { ...module(1), role: ModuleRole.Student },
-      { ...module(2), role: ModuleRole.AssistantLecturer },
-      { ...module(3), role: ModuleRole.Student },
-    ]);
-    expect(result.as_student.map((m) => m.id)).toEqual([1, 3]);
-    expect(result.as_assistant_lecturer.map((m) => m.id)).toEqual([2]);
-    expect(result.as_tutor).toEqual([]);
-    expect(result.as_lecturer).toEqual([]);
   });
 });

@@ -54,17 +54,3 @@ export interface MyModules {
   as_lecturer: ModuleResponse[];
   as_assistant_lecturer: ModuleResponse[];
 }
-
-const MY_MODULES_KEY = {
-  Lecturer: 'as_lecturer',
-  AssistantLecturer: 'as_assistant_lecturer',
-  Tutor: 'as_tutor',
-  Student: 'as_student',
-} as const satisfies Record<ModuleRole, keyof MyModules>;
-
-/** Rows already ordered (year desc, code asc); each lands in its role's group, keeping that order. */
-export function toMyModules(rows: readonly (ModuleSource & { role: ModuleRole })[]): MyModules {
-  const result: MyModules = { as_student: [], as_tutor: [], as_lecturer: [], as_assistant_lecturer: [] };
-  for (const row of rows) result[MY_MODULES_KEY[row.role]].push(toModuleResponse(row));
-  return result;
-}

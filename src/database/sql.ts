@@ -41,7 +41,8 @@ export function containsPattern(text: string): string {
 /**
  * Page plus total in one statement: the count and the page are planned separately (an aggregate over the
  * matches, a LIMIT over an index) and joined, so an empty page past the end still carries the total. One row
- * per item, each carrying `total`; a single row with null columns when the page is empty.
+ * per item, each carrying `total`; a single row with null columns when the page is empty. `select` is what each
+ * row carries of the page (`page.*` unless given): an expression over `page` is computed for the page's rows only.
  */
 export function pageWithTotal(
   params: SqlParams,
@@ -50,8 +51,9 @@ export function pageWithTotal(
   columns: string,
   orderBy: string,
   paging: Paging,
+  select = 'page.*',
 ): string {
-  return `SELECT total.n AS total, page.*
+  return `SELECT total.n AS total, ${select}
   FROM (SELECT count(*) AS n ${from} ${where}) total
   LEFT JOIN LATERAL (
     SELECT ${columns}
