@@ -1,19 +1,25 @@
 import { type Readable } from 'node:stream';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { APP_CONFIG } from '../config/config.module.js';
 import { INT64_MAX } from '../core/ids.js';
 import { type AppConfig } from '../config/app-config.js';
 import { type FileStore, type StoredFileInfo } from './file-store.js';
 import { LocalFileStore } from './local-file-store.js';
-import { S3FileStore } from './s3-file-store.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9._-]+)*$/;
 /** A per-record folder name: a positive `bigint` id written canonically (`modules/12`, `avatars/7`). */
 const ID_FOLDER = /^[1-9][0-9]{0,18}$/;
 
-/** The file store the settings choose: an S3 bucket when STORAGE_S3_BUCKET is set, else STORAGE_DIR. */
-export function createFileStore(config: Pick<AppConfig, 's3' | 'storageDir'>): FileStore {
-  return config.s3 ? new S3FileStore(config.s3) : new LocalFileStore(config.storageDir);
+/** Injection token of the {@link FileStore} the settings choose. */
+export const FILE_STORE = Symbol('FILE_STORE');
+
+/**
+ * The file store the settings choose: an S3 bucket when STORAGE_S3_BUCKET is set, else STORAGE_DIR. The AWS SDK
+ * is imported only then: loaded, it holds about 25 MiB that a service on local storage never uses.
+ */
+export async function createFileStore(config: Pick<AppConfig, 's3' | 'storageDir'>): Promise<FileStore> {
+  if (!config.s3) return new LocalFileStore(config.storageDir);
+  const { S3FileStore } = await import('./s3-file-store.js');
+  return new S3FileStore(config.s3);
 }
 
 /**
@@ -22,11 +28,7 @@ export function createFileStore(config: Pick<AppConfig, 's3' | 'storageDir'>): F
  */
 @Injectable()
 export class StorageService implements OnApplicationShutdown {
-  readonly store: FileStore;
-
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.store = createFileStore(config);
-  }
+  constructor(@Inject(FILE_STORE) readonly store: FileStore) {}
 
   /** Throws for a key outside the naming scheme (the async methods reject instead). */
   private check(key: string): string {
