@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
-import { ExtractJwt, Strategy } from 'passport-jwt';
+import { Strategy } from 'passport-jwt';
 import { APP_CONFIG } from '../config/config.module.js';
 import { type AppConfig } from '../config/app-config.js';
 import { type AuthUser } from '../core/decorators.js';
 import { InvalidToken } from '../core/errors.js';
+import { bearerToken } from './bearer-token.js';
 import { jwtKey } from './jwt-key.js';
 import { UserAccessCache } from '../users/user-access.cache.js';
 
@@ -21,7 +22,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     private readonly access: UserAccessCache,
   ) {
     super({
-      jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
+      jwtFromRequest: bearerToken,
       // The typings say string | Buffer; jsonwebtoken takes a KeyObject too (see jwt-key.ts).
       secretOrKey: jwtKey(config.jwtSecret!) as unknown as Buffer,
       algorithms: ['HS256'],

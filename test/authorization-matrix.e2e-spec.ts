@@ -1,0 +1,671 @@
+import { type OpenAPIObject, type RequestBodyObject } from '@nestjs/swagger';
+import { DOCS_JSON_PATH, DOCS_PATH } from '../src/core/openapi.setup.js';
+import { ModuleRole } from '../src/course-modules/module-role.js';
+import { useTestApp } from './support/app.js';
+import {
+  assignRole,
+  DEFAULT_PASSWORD,
+  makeModule,
+  makeUser,
+  type ModuleRow,
+  tokenFor,
+  unsignedToken,
+  type UserRow,
+} from './support/factories.js';
+import {
+  addAssignmentWithFile,
+  failure,
+  PERMISSION_DENIED,
+  rowsOfModule,
+  storedFiles,
+} from './support/modules-fixtures.js';
+import { deref, type DocOperation, fetchDocument, operationsOf, routeKey } from './support/openapi.js';
+import { multipartBody } from './support/openapi-requests.js';
+
+/**
+ * Every operation of the served OpenAPI document × every kind of caller: bad credentials (docs/api.md §2),
+ * callers with each module role, admins, and non-members acting on a module they do not belong to.
+ */
+
+/** A caller with a valid token. `demoted` is an admin demoted after their token was issued. */
+type Persona = 'nobody' | 'student' | 'tutor' | 'assistant' | 'lecturer' | 'admin' | 'demoted';
+
+const PERSONAS: readonly Persona[] = [
+  'nobody',
+  'student',
+  'tutor',
+  'assistant',
+  'lecturer',
+  'admin',
+  'demoted',
+];
+
+/** The role each persona holds in the module a request addresses. */
+const ROLE_OF: Record<Persona, ModuleRole | null> = {
+  nobody: null,
+  student: ModuleRole.Student,
+  tutor: ModuleRole.Tutor,
+  assistant: ModuleRole.AssistantLecturer,
+  lecturer: ModuleRole.Lecturer,
+  admin: null,
+  demoted: null,
+};
+
+// Who may call, from the Access columns of docs/api.md §4, §4.1, §4.2, §5, §9 and §10.
+const SIGNED_IN = PERSONAS;
+const MEMBERS: readonly Persona[] = ['student', 'tutor', 'assistant', 'lecturer', 'admin'];
+const TEACHING: readonly Persona[] = ['tutor', 'assistant', 'lecturer', 'admin'];
+const STAFF: readonly Persona[] = ['assistant', 'lecturer', 'admin'];
+const MANAGERS: readonly Persona[] = ['lecturer', 'admin'];
+const ADMIN: readonly Persona[] = ['admin'];
+
+/** What a request is built from: a fresh module and a fresh target user for every request. */
+interface Fixture {
+  module: ModuleRow;
+  /** The user a request names (path `user_id`, `user_ids`, a roster line). */
+  target: UserRow;
+  /** Unique within the run, for usernames and module codes that must not clash. */
+  unique: number;
+  /** A user who signs in, and one with an avatar: the same for every request. */
+  login: UserRow;
+  withAvatar: UserRow;
+}
+
+interface Built {
+  /** Query string without `?`. */
+  query?: string;
+  json?: unknown;
+  csv?: string;
+  multipart?: boolean;
+}
+
+interface Row {
+  /** `public`: no token needed (docs/api.md §2). Otherwise the personas let through; all others get 403. */
+  allowed: 'public' | readonly Persona[];
+  /** The role the target holds in the module before the request, so that a removal has something to remove. */
+  targetRole?: ModuleRole;
+  /** Path ids other than the fixture's module and target. */
+  params?: (f: Fixture) => Record<string, number>;
+  /**
+   * A request that passes validation: a module role is checked after the body (docs/api.md §1, check order),
+   * so only a valid request tells access apart from a bad body.
+   */
+  build?: (f: Fixture) => Built;
+  /** Changes the caller's own credentials: run after every other operation. */
+  last?: boolean;
+}
+
+const username = (f: Fixture) => `authz-${process.pid}-${f.unique}`;
+
+const TABLE: Record<string, Row> = {
+  'POST /api/auth/login': {
+    allowed: 'public',
+    build: ({ login }) => ({ json: { username: login.username, password: DEFAULT_PASSWORD } }),
+  },
+  'GET /api/auth/me': { allowed: SIGNED_IN },
+  'PUT /api/auth/password': {
+    allowed: SIGNED_IN,
+    build: () => ({ json: { current_password: DEFAULT_PASSWORD, new_password: DEFAULT_PASSWORD } }),
+    last: true,
+  },
+  'GET /api/health': { allowed: 'public' },
+  'GET /api/health/ready': { allowed: 'public' },
+
+  'GET /api/modules': { allowed: SIGNED_IN },
+  'GET /api/modules/me': { allowed: SIGNED_IN },
+  'POST /api/modules': {
+    allowed: ADMIN,
+    build: (f) => ({
+      json: {
+        code: `AZ${String.fromCharCode(65 + (Math.floor(f.unique / 1000) % 26))}${String(f.unique % 1000).padStart(3, '0')}`,
+        year: 2031,
+        credits: 10,
+      },
+    }),
+  },
+  'GET /api/modules/{module_id}': { allowed: MEMBERS },
+  'PUT /api/modules/{module_id}': {
+    allowed: ADMIN,
+    build: ({ module }) => ({
+      json: {
+        code: module.code,
+        year: module.year,
+        description: module.description,
+        credits: module.credits,
+      },
+    }),
+  },
+  'DELETE /api/modules/{module_id}': { allowed: ADMIN },
+  'DELETE /api/modules/bulk': {
+    allowed: ADMIN,
+    build: ({ module }) => ({ json: { module_ids: [module.id] } }),
+  },
+
+  'GET /api/modules/{module_id}/personnel': { allowed: STAFF },
+  'GET /api/modules/{module_id}/personnel/eligible': { allowed: STAFF },
+  'POST /api/modules/{module_id}/personnel': {
+    allowed: MANAGERS,
+    build: ({ target }) => ({ json: { user_ids: [target.id], role: 'Tutor' } }),
+  },
+  'DELETE /api/modules/{module_id}/personnel': {
+    allowed: MANAGERS,
+    targetRole: ModuleRole.Tutor,
+    build: ({ target }) => ({ json: { user_ids: [target.id], role: 'Tutor' } }),
+  },
+  'GET /api/modules/{module_id}/students': { allowed: TEACHING },
+  'POST /api/modules/{module_id}/students': {
+    allowed: MANAGERS,
+    build: ({ target }) => ({ json: { user_ids: [target.id] } }),
+  },
+  'DELETE /api/modules/{module_id}/students': {
+    allowed: MANAGERS,
+    targetRole: ModuleRole.Student,
+    build: ({ target }) => ({ json: { user_ids: [target.id] } }),
+  },
+  'POST /api/modules/{module_id}/roster/import': {
+    allowed: MANAGERS,
+    build: ({ target }) => ({ csv: `user,role\n${target.username},Student\n` }),
+  },
+  'GET /api/modules/{module_id}/roster.csv': { allowed: STAFF },
+
+  'GET /api/users': { allowed: ADMIN },
+  'POST /api/users': {
+    allowed: ADMIN,
+    build: (f) => ({
+      json: { username: username(f), email: `${username(f)}@example.edu`, password: DEFAULT_PASSWORD },
+    }),
+  },
+  'POST /api/users/bulk': {
+    allowed: ADMIN,
+    build: (f) => ({
+      json: {
+        users: [{ username: username(f), email: `${username(f)}@example.edu`, password: DEFAULT_PASSWORD }],
+      },
+    }),
+  },
+  'POST /api/users/import': {
+    allowed: ADMIN,
+    build: (f) => ({ csv: `username,email\n${username(f)},${username(f)}@example.edu\n` }),
+  },
+  'GET /api/users/export.csv': { allowed: ADMIN },
+  'GET /api/users/{user_id}': { allowed: ADMIN },
+  'PUT /api/users/{user_id}': {
+    allowed: ADMIN,
+    build: (f) => ({ json: { email: `${username(f)}@example.edu` } }),
+  },
+  'DELETE /api/users/{user_id}': { allowed: ADMIN },
+  'GET /api/users/{user_id}/modules': { allowed: ADMIN },
+  'PUT /api/users/{user_id}/avatar': { allowed: ADMIN, build: () => ({ multipart: true }) },
+  'GET /api/users/{user_id}/avatar': {
+    allowed: SIGNED_IN,
+    params: ({ withAvatar }) => ({ user_id: withAvatar.id }),
+  },
+
+  'GET /api/audit': { allowed: ADMIN },
+};
+
+interface Answer {
+  status: number;
+  /** Parsed JSON, or the text of anything else (a CSV, an image as text). */
+  body: any;
+  contentType: string;
+}
+
+/** One operation made concrete: its path with ids filled in and a request that passes validation. */
+function concrete(operation: DocOperation, row: Row, f: Fixture): { path: string; built: Built } {
+  const ids: Record<string, number> = { module_id: f.module.id, user_id: f.target.id, ...row.params?.(f) };
+  const path = operation.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    if (ids[name] === undefined)
+      throw new Error(`no fixture for path parameter ${name} of ${operation.path}`);
+    return String(ids[name]);
+  });
+  return { path, built: row.build?.(f) ?? {} };
+}
+
+let sequence = 0;
+
+describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10)', () => {
+  const { app } = useTestApp();
+  let document: OpenAPIObject;
+  let operations: DocOperation[];
+  let users: Record<Exclude<Persona, 'demoted'>, UserRow>;
+  let demotedToken: string;
+  let login: UserRow;
+  let withAvatar: UserRow;
+  /** A header value (or none) and the 401 message docs/api.md §2 gives it. */
+  let badCredentials: { name: string; authorization?: string; message: string }[];
+  let sent = 0;
+
+  async function send(method: string, path: string, built: Built, authorization?: string): Promise<Answer> {
+    const headers: Record<string, string> = {};
+    if (authorization !== undefined) headers.authorization = authorization;
+    let body: string | Buffer | undefined;
+    if (built.multipart) {
+      const form = multipartBody();
+      headers['content-type'] = form.contentType;
+      body = form.body;
+    } else if (built.csv !== undefined) {
+      headers['content-type'] = 'text/csv';
+      body = built.csv;
+    } else if (built.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(built.json);
+    }
+    const url = `${app.url}${path}${built.query ? `?${built.query}` : ''}`;
+    sent++;
+    const response = await fetch(url, { method, headers, body });
+    const contentType = response.headers.get('content-type') ?? '';
+    const text = await response.text();
+    return {
+      status: response.status,
+      body: contentType.startsWith('application/json') && text !== '' ? JSON.parse(text) : text,
+      contentType,
+    };
+  }
+
+  const bearer = (token: string) => `Bearer ${token}`;
+  const tokenOf = (persona: Persona) => (persona === 'demoted' ? demotedToken : tokenFor(users[persona]));
+
+  /** A fresh module (with the caller's role in it) and target user for one request. */
+  async function fixtureFor(row: Row, caller?: UserRow, callerRole?: ModuleRole | null): Promise<Fixture> {
+    const module = await makeModule(app.dataSource);
+    const target = await makeUser(app.dataSource);
+    if (caller && callerRole) await assignRole(app.dataSource, caller.id, module.id, callerRole);
+    if (row.targetRole) await assignRole(app.dataSource, target.id, module.id, row.targetRole);
+    return { module, target, unique: ++sequence, login, withAvatar };
+  }
+
+  const successStatuses = (operation: DocOperation) =>
+    Object.keys(operation.operation.responses)
+      .filter((status) => /^2\d\d$/.test(status))
+      .map(Number);
+
+  /** Every operation with its row, those that change the caller's own credentials last. */
+  const rowsInOrder = () =>
+    operations
+      .filter((o) => TABLE[routeKey(o.method, o.path)])
+      .map((operation) => ({
+        operation,
+        key: routeKey(operation.method, operation.path),
+        row: TABLE[routeKey(operation.method, operation.path)],
+      }))
+      .sort((a, b) => Number(a.row.last ?? false) - Number(b.row.last ?? false));
+
+  const describeAnswer = (answer: Answer) =>
+    typeof answer.body === 'string'
+      ? `${answer.status} ${answer.contentType}${answer.contentType.startsWith('text/') ? ` ${answer.body.slice(0, 60)}` : ''}`
+      : `${answer.status} ${JSON.stringify(answer.body)}`;
+
+  beforeAll(async () => {
+    const started = Date.now();
+    document = await fetchDocument(app.url);
+    operations = operationsOf(document);
+    await app.reset();
+    const ds = app.dataSource;
+    users = {
+      nobody: await makeUser(ds),
+      student: await makeUser(ds),
+      tutor: await makeUser(ds),
+      assistant: await makeUser(ds),
+      lecturer: await makeUser(ds),
+      admin: await makeUser(ds, { admin: true }),
+    };
+    const adminAuth = bearer(tokenFor(users.admin));
+    const asAdmin = (method: string, path: string, built: Built = {}) => send(method, path, built, adminAuth);
+    login = await makeUser(ds);
+    withAvatar = await makeUser(ds);
+    expect((await asAdmin('PUT', `/api/users/${withAvatar.id}/avatar`, { multipart: true })).status).toBe(
+      200,
+    );
+
+    // An admin signed in through the service, seen as admin once (so a cache holds it), then demoted.
+    const demoted = await makeUser(ds, { admin: true });
+    const signIn = await send('POST', '/api/auth/login', {
+      json: { username: demoted.username, password: DEFAULT_PASSWORD },
+    });
+    expect(signIn.status).toBe(200);
+    demotedToken = signIn.body.data.token;
+    expect((await send('GET', '/api/users', {}, bearer(demotedToken))).status).toBe(200);
+    expect((await asAdmin('PUT', `/api/users/${demoted.id}`, { json: { admin: false } })).status).toBe(200);
+
+    // An admin's token used once, then the admin deleted; another's, then their password changed by an admin.
+    const deleted = await makeUser(ds, { admin: true });
+    const deletedToken = tokenFor(deleted);
+    expect((await send('GET', '/api/users', {}, bearer(deletedToken))).status).toBe(200);
+    expect((await asAdmin('DELETE', `/api/users/${deleted.id}`)).status).toBe(200);
+    const changed = await makeUser(ds, { admin: true });
+    // An account set up an hour ago, so that a token from a few seconds ago predates only the change below.
+    await ds.query(`UPDATE users SET password_changed_at = now() - interval '1 hour' WHERE id = $1`, [
+      changed.id,
+    ]);
+    const beforeChange = tokenFor(changed, { iat: Math.floor(Date.now() / 1000) - 5 });
+    expect((await send('GET', '/api/users', {}, bearer(beforeChange))).status).toBe(200);
+    expect(
+      (await asAdmin('PUT', `/api/users/${changed.id}`, { json: { password: 'a-new-password-0123' } }))
+        .status,
+    ).toBe(200);
+
+    // Forgeries of an admin's token, and tampered copies of a real non-admin token.
+    const now = Math.floor(Date.now() / 1000);
+    const secret = app.config.jwtSecret!;
+    const real = tokenFor(users.nobody, { secret }).split('.');
+    const withClaims = (change: Record<string, unknown>) => {
+      const claims = { ...JSON.parse(Buffer.from(real[1], 'base64url').toString()), ...change };
+      return [real[0], Buffer.from(JSON.stringify(claims)).toString('base64url'), real[2]].join('.');
+    };
+    const AUTH_REQUIRED = 'Authentication required';
+    const INVALID = 'Invalid or expired token';
+    badCredentials = [
+      { name: 'no Authorization header', message: AUTH_REQUIRED },
+      { name: '"Bearer" without a token', authorization: 'Bearer', message: AUTH_REQUIRED },
+      { name: 'Basic scheme', authorization: 'Basic YWRtaW46YWRtaW4=', message: AUTH_REQUIRED },
+      { name: 'garbage header', authorization: 'garbage', message: AUTH_REQUIRED },
+      {
+        name: "an admin's valid token under another scheme",
+        authorization: `Token ${tokenFor(users.admin)}`,
+        message: AUTH_REQUIRED,
+      },
+      {
+        name: "an admin's valid token followed by more text",
+        authorization: `Bearer ${tokenFor(users.admin)} extra`,
+        message: AUTH_REQUIRED,
+      },
+      { name: 'Bearer a.b', authorization: 'Bearer a.b', message: INVALID },
+      { name: 'Bearer garbage', authorization: 'Bearer %%%not-a-token%%%', message: INVALID },
+      {
+        name: 'alg none',
+        authorization: bearer(
+          unsignedToken({ sub: Number(users.admin.id), admin: true, iat: now, exp: now + 3600 }),
+        ),
+        message: INVALID,
+      },
+      {
+        name: 'HS256 signed with another key',
+        authorization: bearer(
+          tokenFor(users.admin, { secret: 'another-secret-that-is-long-enough-0123456789' }),
+        ),
+        message: INVALID,
+      },
+      {
+        name: 'HS512 signed with the real key',
+        authorization: bearer(tokenFor(users.admin, { secret, algorithm: 'HS512' })),
+        message: INVALID,
+      },
+      {
+        name: 'expired (real key)',
+        authorization: bearer(tokenFor(users.admin, { secret, iat: now - 7200, expiresIn: 3600 })),
+        message: INVALID,
+      },
+      {
+        name: 'tampered payload: admin true',
+        authorization: bearer(withClaims({ admin: true })),
+        message: INVALID,
+      },
+      {
+        name: "tampered payload: an admin's sub",
+        authorization: bearer(withClaims({ sub: Number(users.admin.id) })),
+        message: INVALID,
+      },
+      { name: 'token of a deleted admin', authorization: bearer(deletedToken), message: INVALID },
+      {
+        name: 'token issued before a password change',
+        authorization: bearer(beforeChange),
+        message: INVALID,
+      },
+    ];
+    console.log(`authorization matrix: fixtures ready in ${Date.now() - started} ms`);
+  });
+
+  afterAll(() => {
+    if (!operations || !badCredentials) return;
+    console.log(
+      `authorization matrix: ${operations.length} operations, ${badCredentials.length} bad credentials, ` +
+        `${PERSONAS.length} valid personas; ${sent} requests sent`,
+    );
+  });
+
+  it('has a row for every operation of the document, and no row for an operation it lacks', () => {
+    const documented = operations.map((o) => routeKey(o.method, o.path));
+    expect(documented.filter((key) => !TABLE[key])).toEqual([]);
+    expect(Object.keys(TABLE).filter((key) => !documented.includes(key))).toEqual([]);
+  });
+
+  it('refuses every bad credential on every non-public operation with the documented 401', async () => {
+    const wrong: string[] = [];
+    for (const { operation, key, row } of rowsInOrder()) {
+      if (row.allowed === 'public') continue;
+      const { path, built } = concrete(operation, row, await fixtureFor(row));
+      // The credentials of one operation are independent requests: sent together.
+      const answers = await Promise.all(
+        badCredentials.map((credential) => send(operation.method, path, built, credential.authorization)),
+      );
+      answers.forEach((answer, i) => {
+        const credential = badCredentials[i];
+        if (
+          answer.status !== 401 ||
+          JSON.stringify(answer.body) !== JSON.stringify(failure(credential.message))
+        ) {
+          wrong.push(`${key} with ${credential.name} → ${describeAnswer(answer)}`);
+        }
+      });
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('answers public operations and the docs the same whatever the Authorization header', async () => {
+    const publicRoutes = rowsInOrder().filter(({ row }) => row.allowed === 'public');
+    expect(publicRoutes.map(({ key }) => key).sort()).toEqual([
+      'GET /api/health',
+      'GET /api/health/ready',
+      'POST /api/auth/login',
+    ]);
+    const wrong: string[] = [];
+    const check = async (key: string, method: string, path: string, built: Built, expected: number[]) => {
+      const baseline = await send(method, path, built);
+      if (!expected.includes(baseline.status))
+        wrong.push(`${key} without a header → ${describeAnswer(baseline)}`);
+      const headers = [...badCredentials.map((c) => c.authorization), bearer(tokenFor(users.nobody))];
+      for (const authorization of headers) {
+        const answer = await send(method, path, built, authorization);
+        // A login answers a fresh token each time; everything else about the answer must not change.
+        const comparable = (a: Answer) =>
+          typeof a.body === 'object' && a.body?.data?.token
+            ? { ...a.body, data: { ...a.body.data, token: '…', expires_at: '…' } }
+            : a.body;
+        if (
+          answer.status !== baseline.status ||
+          JSON.stringify(comparable(answer)) !== JSON.stringify(comparable(baseline))
+        ) {
+          wrong.push(`${key} with ${authorization ?? 'no header'} → ${describeAnswer(answer)}`);
+        }
+      }
+      return baseline;
+    };
+    for (const { operation, key, row } of publicRoutes) {
+      const { path, built } = concrete(operation, row, await fixtureFor(row));
+      const baseline = await check(key, operation.method, path, built, successStatuses(operation));
+      if (key === 'POST /api/auth/login') expect(baseline.body.data.user.id).toBe(Number(login.id));
+    }
+    await check(`GET ${DOCS_JSON_PATH}`, 'GET', DOCS_JSON_PATH, {}, [200]);
+    await check(`GET ${DOCS_PATH}`, 'GET', DOCS_PATH, {}, [200]);
+    expect(wrong).toEqual([]);
+  });
+
+  it('lets each signed-in caller do exactly what docs/api.md allows, and refuses the rest with 403', async () => {
+    const wrong: string[] = [];
+    let cells = 0;
+    for (const { operation, key, row } of rowsInOrder()) {
+      if (row.allowed === 'public') continue;
+      // Each persona works on a module and target of its own: the requests of one operation are sent together.
+      const found = await Promise.all(
+        PERSONAS.map(async (persona) => {
+          const caller = persona === 'demoted' ? undefined : users[persona];
+          const f = await fixtureFor(row, caller, ROLE_OF[persona]);
+          const { path, built } = concrete(operation, row, f);
+          const answer = await send(operation.method, path, built, bearer(tokenOf(persona)));
+          cells++;
+          if (row.allowed.includes(persona)) {
+            return successStatuses(operation).includes(answer.status)
+              ? []
+              : [`${key} as ${persona}: expected success → ${describeAnswer(answer)}`];
+          }
+          return answer.status === 403 &&
+            JSON.stringify(answer.body) === JSON.stringify(failure(PERMISSION_DENIED))
+            ? []
+            : [`${key} as ${persona}: expected 403 → ${describeAnswer(answer)}`];
+        }),
+      );
+      wrong.push(...found.flat());
+    }
+    expect(wrong).toEqual([]);
+    expect(cells).toBe(
+      operations.filter((o) => TABLE[routeKey(o.method, o.path)]?.allowed !== 'public').length *
+        PERSONAS.length,
+    );
+  });
+
+  it('guards HEAD, which the router answers for every GET, exactly like the GET', async () => {
+    const wrong: string[] = [];
+    for (const { operation, row } of rowsInOrder()) {
+      if (operation.method !== 'GET' || row.allowed === 'public') continue;
+      for (const persona of [undefined, 'nobody', 'student'] as const) {
+        const caller = persona && users[persona];
+        const { path, built } = concrete(
+          operation,
+          row,
+          await fixtureFor(row, caller, persona && ROLE_OF[persona]),
+        );
+        const answer = await send('HEAD', path, built, persona && bearer(tokenOf(persona)));
+        const expected = !persona
+          ? [401]
+          : row.allowed.includes(persona)
+            ? successStatuses(operation)
+            : [403];
+        if (!expected.includes(answer.status))
+          wrong.push(`HEAD ${operation.path} as ${persona ?? 'no one'} → ${answer.status}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  describe('object level: a non-member can neither read nor change a module', () => {
+    let module: ModuleRow;
+    let members: Record<ModuleRole, UserRow>;
+    let outsiders: { name: string; user: UserRow }[];
+
+    beforeAll(async () => {
+      const ds = app.dataSource;
+      module = await makeModule(ds);
+      members = {
+        [ModuleRole.Lecturer]: await makeUser(ds),
+        [ModuleRole.AssistantLecturer]: await makeUser(ds),
+        [ModuleRole.Tutor]: await makeUser(ds),
+        [ModuleRole.Student]: await makeUser(ds),
+      };
+      for (const [role, user] of Object.entries(members))
+        await assignRole(ds, user.id, module.id, role as ModuleRole);
+      await addAssignmentWithFile(app, module.id);
+      // A user with no role anywhere, and the Lecturer of another module.
+      const other = await makeModule(ds);
+      const otherLecturer = await makeUser(ds);
+      await assignRole(ds, otherLecturer.id, other.id, ModuleRole.Lecturer);
+      outsiders = [
+        { name: 'a user with no role', user: await makeUser(ds) },
+        { name: "another module's Lecturer", user: otherLecturer },
+      ];
+    });
+
+    /** The module as an admin reads it, its role rows, files and the audit trail. */
+    async function snapshot() {
+      const adminAuth = bearer(tokenFor(users.admin));
+      const read = await send('GET', `/api/modules/${module.id}`, {}, adminAuth);
+      const roster = await send('GET', `/api/modules/${module.id}/roster.csv`, {}, adminAuth);
+      const roles = await app.dataSource.query(
+        `SELECT user_id::int, role FROM user_module_roles WHERE module_id = $1 ORDER BY user_id`,
+        [module.id],
+      );
+      const [{ events }] = await app.dataSource.query(`SELECT count(*)::int AS events FROM audit_events`);
+      return {
+        read: [read.status, read.body],
+        roster: [roster.status, roster.body],
+        roles,
+        rows: await rowsOfModule(app.dataSource, module.id),
+        files: await storedFiles(app.config.storageDir),
+        events,
+      };
+    }
+
+    /** Operations that address a module: by path id, or by a `module_ids` list in the body. */
+    function addressesModule(operation: DocOperation): boolean {
+      if (operation.path.includes('{module_id}')) return true;
+      const body = operation.operation.requestBody as RequestBodyObject | undefined;
+      const schema = body?.content?.['application/json']?.schema;
+      return schema !== undefined && 'module_ids' in (deref(document, schema).properties ?? {});
+    }
+
+    it('refuses every operation addressing the module with 403 and changes nothing', async () => {
+      const before = await snapshot();
+      const addressing = rowsInOrder().filter(({ operation }) => addressesModule(operation));
+      expect(addressing.map(({ key }) => key)).toEqual(
+        expect.arrayContaining([
+          'GET /api/modules/{module_id}',
+          'PUT /api/modules/{module_id}',
+          'DELETE /api/modules/{module_id}',
+          'DELETE /api/modules/bulk',
+          'POST /api/modules/{module_id}/roster/import',
+          'GET /api/modules/{module_id}/roster.csv',
+        ]),
+      );
+      const wrong: string[] = [];
+      for (const { operation, key, row } of addressing) {
+        for (const { name, user } of outsiders) {
+          // The target is a member holding the role a removal needs, or else the outsider (adding themselves).
+          const target = row.targetRole ? members[row.targetRole] : user;
+          const { path, built } = concrete(operation, row, {
+            module,
+            target,
+            unique: ++sequence,
+            login,
+            withAvatar,
+          });
+          const answer = await send(operation.method, path, built, bearer(tokenFor(user)));
+          if (
+            answer.status !== 403 ||
+            JSON.stringify(answer.body) !== JSON.stringify(failure(PERMISSION_DENIED))
+          ) {
+            wrong.push(`${key} as ${name} → ${describeAnswer(answer)}`);
+          }
+        }
+      }
+      expect(wrong).toEqual([]);
+      expect(await snapshot()).toEqual(before);
+    });
+
+    it('never shows the module to a non-member through any operation they may call', async () => {
+      const before = await snapshot();
+      const leaks: string[] = [];
+      for (const { operation, key, row } of rowsInOrder()) {
+        if (row.allowed === 'public' || !row.allowed.includes('nobody') || row.last) continue;
+        for (const { name, user } of outsiders) {
+          const { path, built } = concrete(operation, row, {
+            module,
+            target: user,
+            unique: ++sequence,
+            login,
+            withAvatar,
+          });
+          for (const query of ['', `query=${module.code}`, `code=${module.code}`]) {
+            const answer = await send(operation.method, path, { ...built, query }, bearer(tokenFor(user)));
+            if (!successStatuses(operation).includes(answer.status)) {
+              leaks.push(`${key}?${query} as ${name}: expected success → ${describeAnswer(answer)}`);
+            }
+            const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+            if (text.includes(module.code)) leaks.push(`${key}?${query} as ${name} shows ${module.code}`);
+          }
+        }
+      }
+      expect(leaks).toEqual([]);
+      expect(await snapshot()).toEqual(before);
+    });
+  });
+});
