@@ -3,6 +3,8 @@ import { StorageService } from '../storage/storage.service.js';
 import { CourseModulesRepository } from './course-modules.repository.js';
 
 const MODULES_FOLDER = 'modules';
+/** Storage removals in flight at once when a delete removes many folders. */
+const REMOVALS_AT_ONCE = 16;
 
 /** The storage folder of a module's files: every file of module 12 lives under `modules/12/`. */
 export const moduleFolder = (moduleId: number | string) => `${MODULES_FOLDER}/${moduleId}`;
@@ -26,14 +28,22 @@ export class ModuleFiles implements OnApplicationBootstrap {
    */
   async removeDeleted(moduleIds: readonly string[], storageKeys: readonly string[]): Promise<void> {
     const folders = moduleIds.map(moduleFolder);
-    const strays = storageKeys.filter((key) => !folders.some((folder) => key.startsWith(`${folder}/`)));
-    for (const key of [...folders, ...strays]) {
-      try {
-        await this.storage.remove(key);
-      } catch (error) {
-        this.logger.warn(`Could not remove ${key} from storage: ${String(error)}`);
+    const folderSet = new Set(folders);
+    const strays = storageKeys.filter((key) => !folderSet.has(key.split('/', 2).join('/')));
+    const keys = [...folders, ...strays];
+    // A bulk delete removes up to a thousand folders: a few at a time, not one after another.
+    let next = 0;
+    const worker = async () => {
+      while (next < keys.length) {
+        const key = keys[next++];
+        try {
+          await this.storage.remove(key);
+        } catch (error) {
+          this.logger.warn(`Could not remove ${key} from storage: ${String(error)}`);
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(REMOVALS_AT_ONCE, keys.length) }, worker));
   }
 
   /** Removes `modules/<id>` folders whose module no longer exists. Returns the ids swept. */
