@@ -268,6 +268,30 @@ export class UsersRepository {
   }
 
   /**
+   * Stored users named by username or email (case-insensitively), keyed by each lower-cased; locked against
+   * deletion until the transaction ends, in id order.
+   */
+  async lockByNames(
+    values: readonly string[],
+    manager: EntityManager,
+  ): Promise<Map<string, { id: number; username: string }>> {
+    // PostgreSQL text cannot hold U+0000: such a value names nobody.
+    const names = [...new Set(values.filter((value) => !value.includes('\u0000')))];
+    const rows = await manager.query<{ id: number; username: string; email: string }[]>(
+      `SELECT u.id, u.username, u.email FROM users u
+       WHERE lower(u.username) = ANY($1::text[]) OR lower(u.email) = ANY($1::text[]) ORDER BY u.id FOR KEY SHARE`,
+      [names],
+    );
+    const found = new Map<string, { id: number; username: string }>();
+    for (const row of rows) {
+      const user = { id: Number(row.id), username: row.username };
+      found.set(row.username.toLowerCase(), user);
+      found.set(row.email.toLowerCase(), user);
+    }
+    return found;
+  }
+
+  /**
    * Creates the first administrator unless a user exists, under an advisory lock so that instances starting
    * together create one. Whether it was created.
    */
