@@ -1,5 +1,6 @@
 import { ModuleRole } from '../src/course-modules/module-role.js';
 import { useTestApp } from './support/app.js';
+import { freshAdmin } from './support/fresh-admin.js';
 import { auditEvents } from './support/csv.js';
 import {
   assignRole,
@@ -18,9 +19,7 @@ describe('Audit events written by changes', () => {
   let token: string;
 
   beforeEach(async () => {
-    await app.reset();
-    admin = await makeUser(app.dataSource, { admin: true, username: 'root' });
-    token = tokenFor(admin);
+    ({ admin, token } = await freshAdmin(app, { username: 'root' }));
   });
 
   const only = async (action: string) => {

@@ -4,6 +4,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { client } from './support/http.js';
+import { isAlive } from './support/processes.js';
 
 /** The built service (`npm test` builds first), run as a user would run it, on the embedded database. */
 const MAIN = path.resolve('dist/src/main.js');
@@ -48,15 +49,6 @@ async function start(dataDir: string): Promise<Running> {
 
 async function login(url: string, password = ADMIN_PASSWORD) {
   return client(url).post('/api/auth/login', { body: { username: 'admin', password } });
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe('the service as a process', () => {

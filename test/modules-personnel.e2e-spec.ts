@@ -1,5 +1,6 @@
 import { ModuleRole } from '../src/course-modules/module-role.js';
-import { startTestApp, type TestApp } from './support/app.js';
+import { useTestApp } from './support/app.js';
+import { freshAdmin } from './support/fresh-admin.js';
 import {
   assignRole,
   makeModule,
@@ -8,7 +9,6 @@ import {
   tokenFor,
   type UserRow,
 } from './support/factories.js';
-import { client, type Client } from './support/http.js';
 import {
   failure,
   ids,
@@ -16,14 +16,14 @@ import {
   INVALID_SORT,
   PERMISSION_DENIED,
   roleOf,
+  staffedModule,
   userJson,
 } from './support/modules-fixtures.js';
 
 const NOT_ASSIGNED = 'Some users are not assigned with this role';
 
 describe('module personnel', () => {
-  let app: TestApp;
-  let api: Client;
+  const { app, api } = useTestApp();
   let admin: UserRow;
   let adminToken: string;
   let module: ModuleRow;
@@ -34,25 +34,22 @@ describe('module personnel', () => {
   let student: UserRow;
   let outsider: UserRow;
 
-  beforeAll(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  afterAll(() => app.close());
   beforeEach(async () => {
-    await app.reset();
-    admin = await makeUser(app.dataSource, { username: 'root', admin: true });
-    adminToken = tokenFor(admin);
-    module = await makeModule(app.dataSource);
-    lecturer = await makeUser(app.dataSource, { username: 'lena' });
-    assistant = await makeUser(app.dataSource, { username: 'Adam' });
-    tutor = await makeUser(app.dataSource, { username: 'tom' });
-    student = await makeUser(app.dataSource, { username: 'sara' });
-    outsider = await makeUser(app.dataSource, { username: 'otto' });
-    await assignRole(app.dataSource, lecturer.id, module.id, ModuleRole.Lecturer);
-    await assignRole(app.dataSource, assistant.id, module.id, ModuleRole.AssistantLecturer);
-    await assignRole(app.dataSource, tutor.id, module.id, ModuleRole.Tutor);
-    await assignRole(app.dataSource, student.id, module.id, ModuleRole.Student);
+    ({ admin, token: adminToken } = await freshAdmin(app, { username: 'root' }));
+    ({
+      module,
+      lecturer,
+      assistant,
+      tutor,
+      outsider,
+      students: [student],
+    } = await staffedModule(app.dataSource, {
+      lecturer: 'lena',
+      assistant: 'Adam',
+      tutor: 'tom',
+      outsider: 'otto',
+      students: ['sara'],
+    }));
   });
 
   const path = (suffix = '', id: number | string = module.id) => `/api/modules/${id}/personnel${suffix}`;

@@ -1,20 +1,13 @@
-import { ModuleRole } from '../src/course-modules/module-role.js';
 import { useTestApp } from './support/app.js';
 import { freshAdmin } from './support/fresh-admin.js';
-import {
-  assignRole,
-  makeModule,
-  makeUser,
-  type ModuleRow,
-  tokenFor,
-  type UserRow,
-} from './support/factories.js';
+import { type ModuleRow, tokenFor, type UserRow } from './support/factories.js';
 import {
   failure,
   ids,
   INVALID_SORT,
   PERMISSION_DENIED,
   roleOf,
+  staffedModule,
   userJson,
 } from './support/modules-fixtures.js';
 
@@ -29,21 +22,10 @@ describe('module students', () => {
   let outsider: UserRow;
   beforeEach(async () => {
     ({ token: adminToken } = await freshAdmin(app));
-    module = await makeModule(app.dataSource);
-    lecturer = await makeUser(app.dataSource);
-    assistant = await makeUser(app.dataSource);
-    tutor = await makeUser(app.dataSource);
-    outsider = await makeUser(app.dataSource, { username: 'outsider' });
-    students = [
-      await makeUser(app.dataSource, { username: 'zoe' }),
-      await makeUser(app.dataSource, { username: 'Amir' }),
-      await makeUser(app.dataSource, { username: 'max_power' }),
-    ];
-    await assignRole(app.dataSource, lecturer.id, module.id, ModuleRole.Lecturer);
-    await assignRole(app.dataSource, assistant.id, module.id, ModuleRole.AssistantLecturer);
-    await assignRole(app.dataSource, tutor.id, module.id, ModuleRole.Tutor);
-    for (const student of students)
-      await assignRole(app.dataSource, student.id, module.id, ModuleRole.Student);
+    ({ module, lecturer, assistant, tutor, outsider, students } = await staffedModule(app.dataSource, {
+      outsider: 'outsider',
+      students: ['zoe', 'Amir', 'max_power'],
+    }));
   });
 
   const path = (suffix = '', id: number | string = module.id) => `/api/modules/${id}/students${suffix}`;

@@ -1,6 +1,7 @@
 import { ModuleRole } from '../src/course-modules/module-role.js';
 import { failure, INVALID_ROLE, PERMISSION_DENIED } from './support/modules-fixtures.js';
 import { useTestApp } from './support/app.js';
+import { freshAdmin } from './support/fresh-admin.js';
 import { auditEvents, csvLines, postCsv } from './support/csv.js';
 import {
   assignRole,
@@ -21,9 +22,7 @@ describe('Roster import and export', () => {
   let cid: UserRow;
 
   beforeEach(async () => {
-    await app.reset();
-    admin = await makeUser(app.dataSource, { admin: true, username: 'root', email: 'root@example.edu' });
-    token = tokenFor(admin);
+    ({ admin, token } = await freshAdmin(app, { username: 'root' }));
     mod = await makeModule(app.dataSource);
     ann = await makeUser(app.dataSource, { username: 'ann', email: 'ann@example.edu' });
     bob = await makeUser(app.dataSource, { username: 'bob', email: 'bob@example.edu' });

@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { isAlive } from './support/processes.js';
 
 /**
  * SIGTERM while a burst of requests is in flight, on the embedded database: every request already sent gets
@@ -11,15 +12,6 @@ import path from 'node:path';
 const MAIN = path.resolve('dist/src/main.js');
 const ADMIN_PASSWORD = 'shutdown-load-admin-password';
 const IN_FLIGHT = 24;
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * A request over its own connection; resolves with the status and body, or the socket error's code. With

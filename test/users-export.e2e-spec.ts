@@ -1,17 +1,15 @@
 import { failure } from './support/modules-fixtures.js';
 import { useTestApp } from './support/app.js';
+import { freshAdmin } from './support/fresh-admin.js';
 import { csvLines } from './support/csv.js';
-import { makeUser, tokenFor, type UserRow } from './support/factories.js';
+import { makeUser, tokenFor } from './support/factories.js';
 
 describe('Users export (GET /api/users/export.csv)', () => {
   const { app, api } = useTestApp();
-  let admin: UserRow;
   let token: string;
 
   beforeEach(async () => {
-    await app.reset();
-    admin = await makeUser(app.dataSource, { admin: true, username: 'root', email: 'root@example.edu' });
-    token = tokenFor(admin);
+    ({ token } = await freshAdmin(app, { username: 'root' }));
   });
 
   const download = (query = '') =>

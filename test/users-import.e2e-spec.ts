@@ -1,5 +1,6 @@
 import { failure } from './support/modules-fixtures.js';
 import { useTestApp } from './support/app.js';
+import { freshAdmin } from './support/fresh-admin.js';
 import { auditEvents, postCsv, postCsvForm } from './support/csv.js';
 import { makeUser, tokenFor, type UserRow } from './support/factories.js';
 
@@ -12,9 +13,7 @@ describe('Users import (POST /api/users/import)', () => {
   let token: string;
 
   beforeEach(async () => {
-    await app.reset();
-    admin = await makeUser(app.dataSource, { admin: true, username: 'root', email: 'root@example.edu' });
-    token = tokenFor(admin);
+    ({ admin, token } = await freshAdmin(app, { username: 'root' }));
   });
 
   const send = (text: string | Buffer, query = '') => postCsv(api, `/api/users/import${query}`, token, text);

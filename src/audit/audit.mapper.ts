@@ -1,18 +1,7 @@
-import { type AuditAction, type AuditTargetType } from './audit-actions.js';
 import { type AuditEventRow } from './audit.repository.js';
 
-/** An event on the wire (docs/api.md §10). */
-export interface AuditEventResponse {
-  id: number;
-  at: string;
-  actor_id: number | null;
-  action: AuditAction;
-  target_type: AuditTargetType | null;
-  target_ids: number[];
-  summary: Record<string, unknown>;
-  request_id: string | null;
-  client_ip: string | null;
-}
+/** An event on the wire (docs/api.md §10): the stored row with `at` as ISO text. */
+export type AuditEventResponse = Omit<AuditEventRow, 'at'> & { at: string };
 
 export function toAuditEventResponse(row: AuditEventRow): AuditEventResponse {
   return {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { type Paging } from '../core/query.js';
+import { pageWithTotal, type PageRow, SqlParams, splitPage, whereClause } from '../database/sql.js';
 import { type AuditAction, type AuditTargetType } from './audit-actions.js';
 
 /** A row to insert; `at` is the database's clock (the change's transaction time). */
@@ -66,29 +67,29 @@ export class AuditRepository {
 
   /** One page and the total in one statement: one row per event, or a single row of nulls when the page is empty. */
   async page(filter: AuditFilter): Promise<{ events: AuditEventRow[]; total: number }> {
-    const params: unknown[] = [];
-    const param = (value: unknown) => `$${params.push(value)}`;
+    const params = new SqlParams();
     const conditions: string[] = [];
-    if (filter.actorId !== undefined) conditions.push(`e.actor_id = ${param(filter.actorId)}`);
-    if (filter.actions !== undefined) conditions.push(`e.action = ANY(${param(filter.actions)}::text[])`);
-    if (filter.targetType !== undefined) conditions.push(`e.target_type = ${param(filter.targetType)}`);
+    if (filter.actorId !== undefined) conditions.push(`e.actor_id = ${params.add(filter.actorId)}`);
+    if (filter.actions !== undefined)
+      conditions.push(`e.action = ANY(${params.add(filter.actions)}::text[])`);
+    if (filter.targetType !== undefined) conditions.push(`e.target_type = ${params.add(filter.targetType)}`);
     if (filter.targetId !== undefined)
-      conditions.push(`e.target_ids @> ARRAY[${param(filter.targetId)}::bigint]`);
-    if (filter.from !== undefined) conditions.push(`e.at >= ${param(filter.from)}`);
-    if (filter.to !== undefined) conditions.push(`e.at <= ${param(filter.to)}`);
-    const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+      conditions.push(`e.target_ids @> ARRAY[${params.add(filter.targetId)}::bigint]`);
+    if (filter.from !== undefined) conditions.push(`e.at >= ${params.add(filter.from)}`);
+    if (filter.to !== undefined) conditions.push(`e.at <= ${params.add(filter.to)}`);
     const direction = filter.ascending ? 'ASC' : 'DESC';
-    const rows = await this.dataSource.query<(AuditEventRow & { total: number })[]>(
-      `SELECT total.n AS total, page.*
-       FROM (SELECT count(*) AS n FROM audit_events e ${where}) total
-       LEFT JOIN LATERAL (
-         SELECT ${COLUMNS} FROM audit_events e ${where}
-         ORDER BY e.at ${direction}, e.id ${direction}
-         LIMIT ${param(filter.paging.perPage)} OFFSET ${param(filter.paging.offset)}
-       ) page ON true`,
+    const sql = pageWithTotal(
       params,
+      'FROM audit_events e',
+      whereClause(conditions),
+      COLUMNS,
+      `e.at ${direction}, e.id ${direction}`,
+      filter.paging,
     );
-    return { events: rows.filter((row) => row.id !== null), total: rows[0]?.total ?? 0 };
+    const { items, total } = splitPage(
+      await this.dataSource.query<PageRow<AuditEventRow>[]>(sql, params.values),
+    );
+    return { events: items, total };
   }
 
   /** Deletes events older than `cutoff`; returns how many. */

@@ -15,7 +15,6 @@ import { ModuleTotals } from './module-totals.js';
 import { PersonnelController, StudentsController } from './personnel.controller.js';
 import { PersonnelService } from './personnel.service.js';
 import { RosterController } from './roster.controller.js';
-import { RosterRepository } from './roster.repository.js';
 import { RosterService } from './roster.service.js';
 import { UserModuleRole } from './user-module-role.entity.js';
 import { UserModulesController } from './user-modules.controller.js';
@@ -40,7 +39,6 @@ import { UserModulesController } from './user-modules.controller.js';
     ModuleBodyPipe,
     ModuleTotals,
     RosterService,
-    RosterRepository,
   ],
 })
 export class CourseModulesModule implements NestModule {

@@ -132,20 +132,42 @@ function userTextCondition(params: SqlParams, text: string | undefined): string[
   return [`(u.username ILIKE ${pattern} OR u.email ILIKE ${pattern})`];
 }
 
-/** Role holders of a module (optionally one role), as User summaries plus `role`. */
-export function personnelListQuery(filter: UserListFilter & { role?: ModuleRole }): SqlQuery {
-  const params = new SqlParams();
+/** The user lists' order: the requested keys or `username`, then the id. */
+function userOrder(sort: readonly SortKey[]): string {
+  return orderByClause(sort.length > 0 ? sort : DEFAULT_USER_SORT, 'u.id');
+}
+
+/** The personnel filters over `user_module_roles r JOIN users u`: the module, the role, the text. */
+function personnelConditions(params: SqlParams, filter: PersonnelFilter): string[] {
   const conditions = [`r.module_id = ${params.add(filter.moduleId)}`];
   if (filter.role) conditions.push(`r.role = ${params.add(filter.role)}`);
   conditions.push(...userTextCondition(params, filter.query));
+  return conditions;
+}
+
+/** The personnel list's filters and order, without paging. */
+export type PersonnelFilter = Omit<UserListFilter, 'paging'> & { role?: ModuleRole };
+
+/** Role holders of a module (optionally one role), as User summaries plus `role`. */
+export function personnelListQuery(filter: UserListFilter & { role?: ModuleRole }): SqlQuery {
+  const params = new SqlParams();
   const sql = pageWithTotal(
     params,
     'FROM user_module_roles r JOIN users u ON u.id = r.user_id',
-    whereClause(conditions),
+    whereClause(personnelConditions(params, filter)),
     `${USER_COLUMNS}, r.role`,
-    orderByClause(filter.sort.length > 0 ? filter.sort : DEFAULT_USER_SORT, 'u.id'),
+    userOrder(filter.sort),
     filter.paging,
   );
+  return { sql, params: params.values };
+}
+
+/** Every role holder the personnel list would show, unpaged, as the roster export's columns. */
+export function personnelExportQuery(filter: PersonnelFilter): SqlQuery {
+  const params = new SqlParams();
+  const sql = `SELECT u.id AS user_id, u.username, u.email, r.role
+       FROM user_module_roles r JOIN users u ON u.id = r.user_id
+       ${whereClause(personnelConditions(params, filter))} ORDER BY ${userOrder(filter.sort)}`;
   return { sql, params: params.values };
 }
 
@@ -161,7 +183,7 @@ export function eligibleUsersQuery(filter: UserListFilter): SqlQuery {
     'FROM users u',
     whereClause(conditions),
     USER_COLUMNS,
-    orderByClause(filter.sort.length > 0 ? filter.sort : DEFAULT_USER_SORT, 'u.id'),
+    userOrder(filter.sort),
     filter.paging,
   );
   return { sql, params: params.values };

@@ -1,17 +1,22 @@
+import { type Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, Repository } from 'typeorm';
 import { preparedQuery } from '../database/prepared.js';
+import { streamRows } from '../database/query-stream.js';
 import { type Page, type PageRow, splitPage } from '../database/sql.js';
 import { type UserSummarySource } from '../users/user.mapper.js';
 import {
   eligibleUsersQuery,
   MODULE_PERSONNEL_JSON_SQL,
+  personnelExportQuery,
+  type PersonnelFilter,
   type PersonnelJson,
   personnelListQuery,
   type UserListFilter,
 } from './module-queries.js';
 import { type ModuleRole } from './module-role.js';
+import { type Member } from './roster-import.js';
 import { UserModuleRole } from './user-module-role.entity.js';
 
 /** A user with the role held in a module. */
@@ -49,6 +54,12 @@ export class ModuleRolesRepository {
     return splitPage(await this.roles.query<PageRow<MemberRow>[]>(sql, params));
   }
 
+  /** Every role holder matching the personnel list's filters, in its order, streamed from a cursor. */
+  async streamPersonnel(filter: PersonnelFilter): Promise<Readable> {
+    const { sql, params } = personnelExportQuery(filter);
+    return streamRows(this.roles.manager.connection, sql, params);
+  }
+
   /** Users holding no role in the module: one page and the total, in one statement. */
   async eligiblePage(filter: UserListFilter): Promise<Page<UserSummarySource>> {
     const { sql, params } = eligibleUsersQuery(filter);
@@ -63,6 +74,15 @@ export class ModuleRolesRepository {
       [moduleId],
     );
     return row;
+  }
+
+  /** Every member with their role, locked until commit. */
+  lockMembers(moduleId: string, manager: EntityManager): Promise<Member[]> {
+    return manager.query<Member[]>(
+      `SELECT u.id, u.username, r.role FROM user_module_roles r JOIN users u ON u.id = r.user_id
+       WHERE r.module_id = $1 ORDER BY lower(u.username), u.id FOR UPDATE OF r`,
+      [moduleId],
+    );
   }
 
   /** The roles other than `role` that the named users hold in the module, locked in user id order. */
@@ -109,5 +129,28 @@ export class ModuleRolesRepository {
       [moduleId, userIds, role],
     );
     return removed;
+  }
+
+  /** Gives each user its role (replacing another) and removes `removeIds`, in `manager`'s transaction. */
+  async applyRoster(
+    moduleId: string,
+    writes: readonly { userId: number; role: ModuleRole }[],
+    removeIds: readonly number[],
+    manager: EntityManager,
+  ): Promise<void> {
+    if (writes.length > 0) {
+      await manager.query(
+        `INSERT INTO user_module_roles (user_id, module_id, role)
+         SELECT id, $1, role FROM unnest($2::bigint[], $3::module_role[]) AS named(id, role)
+         ON CONFLICT (user_id, module_id) DO UPDATE SET role = EXCLUDED.role`,
+        [moduleId, writes.map((write) => write.userId), writes.map((write) => write.role)],
+      );
+    }
+    if (removeIds.length > 0) {
+      await manager.query(
+        `DELETE FROM user_module_roles WHERE module_id = $1 AND user_id = ANY($2::bigint[])`,
+        [moduleId, removeIds],
+      );
+    }
   }
 }

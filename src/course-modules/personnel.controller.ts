@@ -1,10 +1,10 @@
 import { applyDecorators, Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, type ApiOperationOptions, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { type AuthUser, CurrentUser, ResponseMessage } from '../core/decorators.js';
 import { PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
-import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../core/openapi.js';
+import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery, type Schema } from '../core/openapi.js';
 import {
   AssignedCountSchema,
   EnrolledCountSchema,
@@ -53,6 +53,52 @@ const ApiUserListQuery = () =>
     ApiSortQuery(Object.keys(USER_SORT_FIELDS), 'username (case-insensitive)'),
   );
 
+/** A list of a module's users: its message, query parameters (`role` when `withRole`), answer and errors. */
+const ApiModuleUserList = (message: string, operation: ApiOperationOptions, data: Schema, withRole = false) =>
+  applyDecorators(
+    ResponseMessage(message),
+    ApiOperation(operation),
+    ApiUserListQuery(),
+    // After the shared parameters, where the document has always listed `role`.
+    ...(withRole
+      ? [
+          ApiQuery({
+            name: 'role',
+            required: false,
+            description: 'Only this role; also accepted case-insensitively and in snake case.',
+            schema: { type: 'string', enum: [...MODULE_ROLES] },
+          }),
+        ]
+      : []),
+    ApiOk(200, message, data),
+    ApiErrors({
+      400: withRole ? [...LIST_MESSAGES, INVALID_ROLE_MESSAGE] : LIST_MESSAGES,
+      403: [PERMISSION_DENIED_MESSAGE],
+      404: [MODULE_NOT_FOUND_MESSAGE],
+    }),
+  );
+
+/** A role write (assign or remove): its message, answer and errors; `role` is named in the body when `withRole`. */
+const ApiRoleWrite = (
+  message: string,
+  operation: ApiOperationOptions,
+  data: Schema,
+  { withRole, removal }: { withRole: boolean; removal: boolean },
+) => {
+  const failures: Record<number, string[]> = {
+    400: withRole ? [...BODY_MESSAGES, INVALID_ROLE_MESSAGE] : BODY_MESSAGES,
+    403: [PERMISSION_DENIED_MESSAGE],
+    404: [MODULE_NOT_FOUND_MESSAGE, UNKNOWN_USER],
+  };
+  if (removal) failures[409] = [ROLE_NOT_HELD_MESSAGE];
+  return applyDecorators(
+    ResponseMessage(message),
+    ApiOperation(operation),
+    ApiOk(200, message, data),
+    ApiErrors(failures),
+  );
+};
+
 /** docs/api.md §4.1: who holds which role in a module. */
 @ApiTags('Personnel')
 @Controller('modules/:module_id/personnel')
@@ -60,24 +106,15 @@ export class PersonnelController {
   constructor(private readonly personnel: PersonnelService) {}
 
   @Get()
-  @ResponseMessage('Personnel retrieved successfully')
-  @ApiOperation({
-    summary: "List a module's role holders",
-    description: 'For admins and staff (Lecturers, AssistantLecturers) of the module.',
-  })
-  @ApiQuery({
-    name: 'role',
-    required: false,
-    description: 'Only this role; also accepted case-insensitively and in snake case.',
-    schema: { type: 'string', enum: [...MODULE_ROLES] },
-  })
-  @ApiUserListQuery()
-  @ApiOk(200, 'Personnel retrieved successfully', PersonnelListSchema)
-  @ApiErrors({
-    400: [...LIST_MESSAGES, INVALID_ROLE_MESSAGE],
-    403: [PERMISSION_DENIED_MESSAGE],
-    404: [MODULE_NOT_FOUND_MESSAGE],
-  })
+  @ApiModuleUserList(
+    'Personnel retrieved successfully',
+    {
+      summary: "List a module's role holders",
+      description: 'For admins and staff (Lecturers, AssistantLecturers) of the module.',
+    },
+    PersonnelListSchema,
+    true,
+  )
   list(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
@@ -87,14 +124,11 @@ export class PersonnelController {
   }
 
   @Get('eligible')
-  @ResponseMessage('Eligible users retrieved successfully')
-  @ApiOperation({
-    summary: 'List users holding no role in a module',
-    description: 'For admins and staff of the module.',
-  })
-  @ApiUserListQuery()
-  @ApiOk(200, 'Eligible users retrieved successfully', UserListSchema)
-  @ApiErrors({ 400: LIST_MESSAGES, 403: [PERMISSION_DENIED_MESSAGE], 404: [MODULE_NOT_FOUND_MESSAGE] })
+  @ApiModuleUserList(
+    'Eligible users retrieved successfully',
+    { summary: 'List users holding no role in a module', description: 'For admins and staff of the module.' },
+    UserListSchema,
+  )
   eligible(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
@@ -105,19 +139,17 @@ export class PersonnelController {
 
   @Post()
   @HttpCode(200)
-  @ResponseMessage('Users assigned successfully')
-  @ApiOperation({
-    summary: 'Give users a role in a module',
-    description:
-      "Replaces a user's other role in this module. All or nothing. Admins may assign any role; a " +
-      "Lecturer of the module any role but Lecturer, and not over an existing Lecturer's role.",
-  })
-  @ApiOk(200, 'Users assigned successfully', AssignedCountSchema)
-  @ApiErrors({
-    400: [...BODY_MESSAGES, INVALID_ROLE_MESSAGE],
-    403: [PERMISSION_DENIED_MESSAGE],
-    404: [MODULE_NOT_FOUND_MESSAGE, UNKNOWN_USER],
-  })
+  @ApiRoleWrite(
+    'Users assigned successfully',
+    {
+      summary: 'Give users a role in a module',
+      description:
+        "Replaces a user's other role in this module. All or nothing. Admins may assign any role; a " +
+        "Lecturer of the module any role but Lecturer, and not over an existing Lecturer's role.",
+    },
+    AssignedCountSchema,
+    { withRole: true, removal: false },
+  )
   async assign(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
@@ -134,18 +166,15 @@ export class PersonnelController {
   }
 
   @Delete()
-  @ResponseMessage('Users removed successfully')
-  @ApiOperation({
-    summary: 'Take a role away from users in a module',
-    description: 'Every user must hold that role, else nothing changes (409). Same access as assignment.',
-  })
-  @ApiOk(200, 'Users removed successfully', RemovedCountSchema)
-  @ApiErrors({
-    400: [...BODY_MESSAGES, INVALID_ROLE_MESSAGE],
-    403: [PERMISSION_DENIED_MESSAGE],
-    404: [MODULE_NOT_FOUND_MESSAGE, UNKNOWN_USER],
-    409: [ROLE_NOT_HELD_MESSAGE],
-  })
+  @ApiRoleWrite(
+    'Users removed successfully',
+    {
+      summary: 'Take a role away from users in a module',
+      description: 'Every user must hold that role, else nothing changes (409). Same access as assignment.',
+    },
+    RemovedCountSchema,
+    { withRole: true, removal: true },
+  )
   async remove(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
@@ -169,14 +198,14 @@ export class StudentsController {
   constructor(private readonly personnel: PersonnelService) {}
 
   @Get()
-  @ResponseMessage('Students retrieved successfully')
-  @ApiOperation({
-    summary: "List a module's students",
-    description: 'For admins and the teaching staff (Lecturer, AssistantLecturer, Tutor) of the module.',
-  })
-  @ApiUserListQuery()
-  @ApiOk(200, 'Students retrieved successfully', PersonnelListSchema)
-  @ApiErrors({ 400: LIST_MESSAGES, 403: [PERMISSION_DENIED_MESSAGE], 404: [MODULE_NOT_FOUND_MESSAGE] })
+  @ApiModuleUserList(
+    'Students retrieved successfully',
+    {
+      summary: "List a module's students",
+      description: 'For admins and the teaching staff (Lecturer, AssistantLecturer, Tutor) of the module.',
+    },
+    PersonnelListSchema,
+  )
   list(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
@@ -187,18 +216,16 @@ export class StudentsController {
 
   @Post()
   @HttpCode(200)
-  @ResponseMessage('Students enrolled successfully')
-  @ApiOperation({
-    summary: 'Enrol users as students of a module',
-    description:
-      'As personnel assignment with role Student: admins and Lecturers of the module; all or nothing.',
-  })
-  @ApiOk(200, 'Students enrolled successfully', EnrolledCountSchema)
-  @ApiErrors({
-    400: BODY_MESSAGES,
-    403: [PERMISSION_DENIED_MESSAGE],
-    404: [MODULE_NOT_FOUND_MESSAGE, UNKNOWN_USER],
-  })
+  @ApiRoleWrite(
+    'Students enrolled successfully',
+    {
+      summary: 'Enrol users as students of a module',
+      description:
+        'As personnel assignment with role Student: admins and Lecturers of the module; all or nothing.',
+    },
+    EnrolledCountSchema,
+    { withRole: false, removal: false },
+  )
   async enrol(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
@@ -210,18 +237,15 @@ export class StudentsController {
   }
 
   @Delete()
-  @ResponseMessage('Students removed successfully')
-  @ApiOperation({
-    summary: 'Remove students from a module',
-    description: 'Every user must be a student of the module, else nothing changes (409).',
-  })
-  @ApiOk(200, 'Students removed successfully', RemovedCountSchema)
-  @ApiErrors({
-    400: BODY_MESSAGES,
-    403: [PERMISSION_DENIED_MESSAGE],
-    404: [MODULE_NOT_FOUND_MESSAGE, UNKNOWN_USER],
-    409: [ROLE_NOT_HELD_MESSAGE],
-  })
+  @ApiRoleWrite(
+    'Students removed successfully',
+    {
+      summary: 'Remove students from a module',
+      description: 'Every user must be a student of the module, else nothing changes (409).',
+    },
+    RemovedCountSchema,
+    { withRole: false, removal: true },
+  )
   async remove(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,

@@ -1,9 +1,10 @@
 import { Controller, Get, HttpCode, Post, Query, Req, Res, type StreamableFile } from '@nestjs/common';
-import { ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { type FastifyReply, type FastifyRequest } from 'fastify';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
-import { CsvUpload, readCsvUpload } from '../core/csv/csv-upload.js';
+import { ApiDryRunQuery, CsvUpload, readCsvUpload, readDryRun } from '../core/csv/csv-upload.js';
+import { ApiCsvDownload } from '../core/csv/csv-writer.js';
 import { ApiImportHasErrors, CSV_IMPORT_MESSAGES } from '../core/csv/csv.errors.js';
 import { type AuthUser, CurrentUser, WithMessage } from '../core/decorators.js';
 import { PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
@@ -71,7 +72,7 @@ function readImportOptions(query: QueryParams): RosterImportOptions {
   const maxRemovals = reader.int('max_removals');
   if (rawMax !== undefined && maxRemovals !== undefined && maxRemovals < 0)
     reader.invalid(MAX_REMOVALS_MESSAGE);
-  const dryRun = reader.boolean('dry_run') ?? false;
+  const dryRun = readDryRun(reader);
   reader.done();
   return { mode: mode!, maxRemovals, dryRun };
 }
@@ -104,12 +105,7 @@ export class RosterController {
       'The most members `sync` may remove; default 10 % of those the caller may remove, rounded down.',
     schema: { type: 'integer', format: 'int32', minimum: 0, example: 5 },
   })
-  @ApiQuery({
-    name: 'dry_run',
-    required: false,
-    description: 'Check and answer per row without changing anything.',
-    schema: { type: 'boolean', default: false },
-  })
+  @ApiDryRunQuery()
   @ApiOk(200, 'Roster imported', RosterImportResultSchema)
   @ApiImportHasErrors(RosterImportResultSchema)
   @ApiErrors({
@@ -147,19 +143,7 @@ export class RosterController {
   @ApiQuery({ name: 'role', required: false, schema: { type: 'string', enum: [...MODULE_ROLES] } })
   @ApiQuery({ name: 'query', required: false, schema: { type: 'string', example: 'smith' } })
   @ApiQuery({ name: 'sort', required: false, schema: { type: 'string', example: 'username' } })
-  @ApiProduces('text/csv')
-  @ApiResponse({
-    status: 200,
-    description: 'The CSV file',
-    content: {
-      'text/csv': {
-        schema: {
-          type: 'string',
-          example: 'user_id,username,email,role\r\n42,jsmith,jsmith@example.edu,Student\r\n',
-        },
-      },
-    },
-  })
+  @ApiCsvDownload('user_id,username,email,role\r\n42,jsmith,jsmith@example.edu,Student\r\n')
   @ApiResponse({ status: 400, ...errorResponse([INVALID_ROLE_MESSAGE, 'Invalid field used for sorting']) })
   @ApiResponse({ status: 403, ...errorResponse([PERMISSION_DENIED_MESSAGE]) })
   @ApiResponse({ status: 404, ...errorResponse([MODULE_NOT_FOUND_MESSAGE]) })

@@ -18,7 +18,8 @@ import {
   type RosterMode,
   userKey,
 } from './roster-import.js';
-import { RosterRepository } from './roster.repository.js';
+import { UsersRepository } from '../users/users.repository.js';
+import { ModuleRolesRepository } from './module-roles.repository.js';
 
 export const ROSTER_EXPORT_COLUMNS = ['user_id', 'username', 'email', 'role'] as const;
 
@@ -46,7 +47,8 @@ export interface RosterImportOptions {
 export class RosterService {
   constructor(
     private readonly transactions: Transactions,
-    private readonly roster: RosterRepository,
+    private readonly roles: ModuleRolesRepository,
+    private readonly users: UsersRepository,
     private readonly audit: AuditService,
   ) {}
 
@@ -64,14 +66,14 @@ export class RosterService {
   ): Promise<RosterImportResult> {
     try {
       return await this.transactions.run(async (manager) => {
-        const found = await this.roster.viewer(manager, moduleId, caller.id, true);
-        if (found === undefined) throw new ModuleNotFound();
-        const viewer: ModuleViewer = { admin: caller.admin, role: found.role };
+        const role = await this.roles.callerRole(moduleId, caller.id, { lock: true, manager });
+        if (role === undefined) throw new ModuleNotFound();
+        const viewer: ModuleViewer = { admin: caller.admin, role };
         if (!viewer.admin && viewer.role !== ModuleRole.Lecturer) throw new PermissionDenied();
-        const members = await this.roster.members(manager, moduleId);
-        const users = await this.roster.findByNames(
-          manager,
+        const members = await this.roles.lockMembers(moduleId, manager);
+        const users = await this.users.lockByNames(
           rows.map((row) => userKey(row.cells.user)),
+          manager,
         );
         const { result, writes, limit } = planRosterImport({
           rows,
@@ -87,7 +89,7 @@ export class RosterService {
         if (result.exceeds_limit) throw new SyncLimitExceeded(result.removed.length, limit);
         const removeIds = result.removed.map((member) => member.user_id);
         if (writes.length === 0 && removeIds.length === 0) return result;
-        await this.roster.apply(manager, moduleId, writes, removeIds);
+        await this.roles.applyRoster(moduleId, writes, removeIds, manager);
         await this.audit.record(manager, context, {
           action: 'roster.import',
           targetType: 'module',
@@ -110,10 +112,10 @@ export class RosterService {
 
   /** Every member matching the personnel list's filters and sort, as a streamed CSV file. */
   async export(moduleId: string, caller: AuthUser, params: UserListParams): Promise<StreamableFile> {
-    const found = await this.roster.viewer(undefined, moduleId, caller.id, false);
-    if (found === undefined) throw new ModuleNotFound();
-    if (!canViewPersonnel({ admin: caller.admin, role: found.role })) throw new PermissionDenied();
-    const rows = await this.roster.streamMembers(moduleId, params);
+    const role = await this.roles.callerRole(moduleId, caller.id);
+    if (role === undefined) throw new ModuleNotFound();
+    if (!canViewPersonnel({ admin: caller.admin, role })) throw new PermissionDenied();
+    const rows = await this.roles.streamPersonnel({ ...params, moduleId });
     return csvDownload(rows, ROSTER_EXPORT_COLUMNS, `module-${moduleId}-roster.csv`);
   }
 }

@@ -7,15 +7,15 @@ import { PasswordHasher } from './password-hasher.js';
 import { type CsvRow } from '../core/csv/csv-reader.js';
 import { ImportHasErrors } from '../core/csv/csv.errors.js';
 import { csvDownload } from '../core/csv/csv-writer.js';
-import { type Query } from '../core/query.js';
+import { parseSort, type Query, QueryReader } from '../core/query.js';
 import {
   type PlannedUser,
   planUserImport,
   type UserImportColumn,
   type UserImportResult,
 } from './user-import.js';
-import { type NewUserRow, UserImportRepository } from './user-import.repository.js';
-import { readUserListFilter } from './user-list-filter.js';
+import { readUserFilters } from './user-list-filter.js';
+import { type NewUser, USER_LIST_SORT_FIELDS, UsersRepository } from './users.repository.js';
 import { violatedUniqueConstraint } from '../database/sql.js';
 import { mapWithConcurrency } from './user-row.js';
 
@@ -29,13 +29,13 @@ export const USER_EXPORT_COLUMNS = ['id', 'username', 'email', 'admin', 'created
 export class UserImportService {
   constructor(
     private readonly transactions: Transactions,
-    private readonly users: UserImportRepository,
+    private readonly users: UsersRepository,
     private readonly hasher: PasswordHasher,
     private readonly audit: AuditService,
   ) {}
 
   private async plan(rows: readonly CsvRow<UserImportColumn>[], dryRun: boolean) {
-    const stored = await this.users.findIdentities(
+    const stored = await this.users.storedIdentities(
       rows.map((row) => row.cells.username),
       rows.map((row) => row.cells.email),
     );
@@ -63,7 +63,7 @@ export class UserImportService {
       generated.set(user, password);
       return hash;
     });
-    const newRows: NewUserRow[] = toCreate.map((user, index) => ({
+    const newUsers: NewUser[] = toCreate.map((user, index) => ({
       username: user.username,
       email: user.email,
       passwordHash: hashes[index],
@@ -71,7 +71,8 @@ export class UserImportService {
     }));
     try {
       await this.transactions.run(async (manager) => {
-        const ids = await this.users.insertMany(manager, newRows);
+        const created = await this.users.insertMany(newUsers, manager);
+        const ids = new Map(created.map((row) => [row.username.toLowerCase(), Number(row.id)]));
         toCreate.forEach((user) => (user.row.id = ids.get(user.username.toLowerCase()) ?? null));
         await this.audit.record(manager, context, {
           action: 'user.import',
@@ -97,8 +98,11 @@ export class UserImportService {
 
   /** Every user matching the list's filters and sort, as a streamed CSV file. */
   async export(query: Query): Promise<StreamableFile> {
-    const filter = readUserListFilter(query);
-    const rows = await this.users.streamUsers(filter);
+    const reader = new QueryReader(query);
+    const filters = readUserFilters(reader);
+    reader.done();
+    const sort = parseSort(query.sort, USER_LIST_SORT_FIELDS);
+    const rows = await this.users.streamList({ ...filters, sort });
     return csvDownload(rows, USER_EXPORT_COLUMNS, 'users.csv');
   }
 }

@@ -1,9 +1,10 @@
 import { Controller, Get, HttpCode, Post, Query, Req, Res, type StreamableFile } from '@nestjs/common';
-import { ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { type FastifyReply, type FastifyRequest } from 'fastify';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
-import { CsvUpload, readCsvUpload } from '../core/csv/csv-upload.js';
+import { ApiDryRunQuery, CsvUpload, readCsvUpload, readDryRun } from '../core/csv/csv-upload.js';
+import { ApiCsvDownload } from '../core/csv/csv-writer.js';
 import { ApiImportHasErrors, CSV_IMPORT_MESSAGES } from '../core/csv/csv.errors.js';
 import { AdminOnly, ResponseMessage, WithMessage } from '../core/decorators.js';
 import { ApiErrors, ApiOk, errorResponse, schema } from '../core/openapi.js';
@@ -42,18 +43,6 @@ export const UserImportResultSchema = schema('UserImportResult', {
   },
 });
 
-export const DRY_RUN_QUERY = ApiQuery({
-  name: 'dry_run',
-  required: false,
-  description: 'Check and answer per row without changing anything.',
-  schema: { type: 'boolean', default: false },
-});
-
-/** `dry_run` (`true`/`false`, default false); 400 otherwise. */
-export function readDryRun(query: QueryParams, reader = new QueryReader(query)): boolean {
-  return reader.boolean('dry_run') ?? false;
-}
-
 /** docs/api.md §9: users from and to CSV. */
 @ApiTags('Users')
 @AdminOnly()
@@ -71,7 +60,7 @@ export class UsersCsvController {
       'email are `unchanged`, so a second run changes nothing. A created row without a password gets a random one, ' +
       'returned once as `password` on that row. Any row error: 422 with every row, nothing created.',
   })
-  @DRY_RUN_QUERY
+  @ApiDryRunQuery()
   @ApiOk(201, 'Users imported', UserImportResultSchema)
   @ApiOk(200, 'Import checked', UserImportResultSchema, 'Import checked (dry run)')
   @ApiImportHasErrors(UserImportResultSchema)
@@ -83,7 +72,7 @@ export class UsersCsvController {
     @RequestCtx() context: RequestContext,
   ): Promise<WithMessage<UserImportResult>> {
     const reader = new QueryReader(query);
-    const dryRun = readDryRun(query, reader);
+    const dryRun = readDryRun(reader);
     reader.done();
     const rows = await readCsvUpload(request, reply, USER_IMPORT_REQUIRED, USER_IMPORT_OPTIONAL);
     const result = await this.imports.import(rows, dryRun, context);
@@ -102,20 +91,9 @@ export class UsersCsvController {
   @ApiQuery({ name: 'email', required: false, schema: { type: 'string' } })
   @ApiQuery({ name: 'admin', required: false, schema: { type: 'boolean' } })
   @ApiQuery({ name: 'sort', required: false, schema: { type: 'string', example: 'username' } })
-  @ApiProduces('text/csv')
-  @ApiResponse({
-    status: 200,
-    description: 'The CSV file',
-    content: {
-      'text/csv': {
-        schema: {
-          type: 'string',
-          example:
-            'id,username,email,admin,created_at,updated_at\r\n1,admin,admin@localhost,true,2026-11-21T08:41:00.123Z,2026-11-21T08:41:00.123Z\r\n',
-        },
-      },
-    },
-  })
+  @ApiCsvDownload(
+    'id,username,email,admin,created_at,updated_at\r\n1,admin,admin@localhost,true,2026-11-21T08:41:00.123Z,2026-11-21T08:41:00.123Z\r\n',
+  )
   @ApiResponse({
     status: 400,
     ...errorResponse(['admin must be true or false', 'Invalid field used for sorting']),

@@ -9,7 +9,6 @@ import { AvatarService } from './avatar.service.js';
 import { MultipartOnlyMiddleware } from './multipart-only.middleware.js';
 import { PasswordHasher } from './password-hasher.js';
 import { UserAccessCache } from './user-access.cache.js';
-import { UserImportRepository } from './user-import.repository.js';
 import { UserImportService } from './user-import.service.js';
 import { User } from './user.entity.js';
 import { UsersCsvController } from './users-csv.controller.js';
@@ -29,7 +28,6 @@ import { UsersService } from './users.service.js';
     PasswordHasher,
     UserAccessCache,
     UserImportService,
-    UserImportRepository,
     Transactions,
   ],
   exports: [UsersService, UsersRepository, PasswordHasher, UserAccessCache],

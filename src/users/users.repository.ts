@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { type Readable } from 'node:stream';
 import { type EntityManager, type FindOptionsWhere, Repository } from 'typeorm';
 import { type Paging, type SortKey } from '../core/query.js';
+import { streamRows } from '../database/query-stream.js';
 import {
   containsPattern,
   orderByClause,
@@ -13,6 +15,7 @@ import {
   whereClause,
 } from '../database/sql.js';
 import { User } from './user.entity.js';
+import { type StoredIdentity } from './user-import.js';
 import { USER_COLUMNS } from './user-row.js';
 import { type UserSummarySource } from './user.mapper.js';
 
@@ -32,6 +35,21 @@ export interface UserListFilter {
   admin?: boolean;
   sort: SortKey[];
   paging: Paging;
+}
+
+/** The list's filter conditions over `users u`, their values added to `params`. */
+function listConditions(params: SqlParams, filter: Omit<UserListFilter, 'sort' | 'paging'>): string[] {
+  const conditions: string[] = [];
+  if (filter.query !== undefined) {
+    const pattern = params.add(containsPattern(filter.query));
+    conditions.push(`(u.username ILIKE ${pattern} OR u.email ILIKE ${pattern})`);
+  }
+  if (filter.username !== undefined)
+    conditions.push(`u.username ILIKE ${params.add(containsPattern(filter.username))}`);
+  if (filter.email !== undefined)
+    conditions.push(`u.email ILIKE ${params.add(containsPattern(filter.email))}`);
+  if (filter.admin !== undefined) conditions.push(`u.admin = ${params.add(filter.admin)}`);
+  return conditions;
 }
 
 /** A new user's stored values (email already lower-cased, password already hashed). */
@@ -89,25 +107,26 @@ export class UsersRepository {
   /** One page of users and the number of all matches, in one statement. */
   async page(filter: UserListFilter): Promise<Page<UserSummarySource>> {
     const params = new SqlParams();
-    const conditions: string[] = [];
-    if (filter.query !== undefined) {
-      const pattern = params.add(containsPattern(filter.query));
-      conditions.push(`(u.username ILIKE ${pattern} OR u.email ILIKE ${pattern})`);
-    }
-    if (filter.username !== undefined)
-      conditions.push(`u.username ILIKE ${params.add(containsPattern(filter.username))}`);
-    if (filter.email !== undefined)
-      conditions.push(`u.email ILIKE ${params.add(containsPattern(filter.email))}`);
-    if (filter.admin !== undefined) conditions.push(`u.admin = ${params.add(filter.admin)}`);
     const sql = pageWithTotal(
       params,
       'FROM users u',
-      whereClause(conditions),
+      whereClause(listConditions(params, filter)),
       USER_COLUMNS,
       orderByClause(filter.sort, 'u.id'),
       filter.paging,
     );
     return splitPage(await this.users.query<PageRow<UserSummarySource>[]>(sql, params.values));
+  }
+
+  /** Every user matching the list's filters, in its order (no paging), streamed from a cursor. */
+  streamList(filter: Omit<UserListFilter, 'paging'>): Promise<Readable> {
+    const params = new SqlParams();
+    return streamRows(
+      this.users.manager.connection,
+      `SELECT u.id, u.username, u.email, u.admin, u.created_at, u.updated_at
+       FROM users u ${whereClause(listConditions(params, filter))} ORDER BY ${orderByClause(filter.sort, 'u.id')}`,
+      params.values,
+    );
   }
 
   findById(id: string | number): Promise<User | null> {
@@ -156,20 +175,13 @@ export class UsersRepository {
     );
   }
 
-  /** Lower-cased usernames and emails already stored among those given (lower-cased). */
-  async storedIdentities(
-    usernames: readonly string[],
-    emails: readonly string[],
-  ): Promise<{ usernames: Set<string>; emails: Set<string> }> {
-    const stored = await this.users.query<{ username: string; email: string }[]>(
-      `SELECT lower(username) AS username, lower(email) AS email FROM users
+  /** Every stored user whose username or email (case-insensitively) is among those given; lower-cased. */
+  storedIdentities(usernames: readonly string[], emails: readonly string[]): Promise<StoredIdentity[]> {
+    return this.users.query<StoredIdentity[]>(
+      `SELECT id, lower(username) AS username, lower(email) AS email FROM users
        WHERE lower(username) = ANY($1::text[]) OR lower(email) = ANY($2::text[])`,
-      [usernames, emails],
+      [usernames.map((name) => name.toLowerCase()), emails.map((email) => email.toLowerCase())],
     );
-    return {
-      usernames: new Set(stored.map((row) => row.username)),
-      emails: new Set(stored.map((row) => row.email)),
-    };
   }
 
   /** Sets the given columns; the updated user, or null when there is none with this id. */
@@ -253,6 +265,30 @@ export class UsersRepository {
       [ids],
     );
     return new Set(rows.map((row) => row.id));
+  }
+
+  /**
+   * Stored users named by username or email (case-insensitively), keyed by each lower-cased; locked against
+   * deletion until the transaction ends, in id order.
+   */
+  async lockByNames(
+    values: readonly string[],
+    manager: EntityManager,
+  ): Promise<Map<string, { id: number; username: string }>> {
+    // PostgreSQL text cannot hold U+0000: such a value names nobody.
+    const names = [...new Set(values.filter((value) => !value.includes('\u0000')))];
+    const rows = await manager.query<{ id: number; username: string; email: string }[]>(
+      `SELECT u.id, u.username, u.email FROM users u
+       WHERE lower(u.username) = ANY($1::text[]) OR lower(u.email) = ANY($1::text[]) ORDER BY u.id FOR KEY SHARE`,
+      [names],
+    );
+    const found = new Map<string, { id: number; username: string }>();
+    for (const row of rows) {
+      const user = { id: Number(row.id), username: row.username };
+      found.set(row.username.toLowerCase(), user);
+      found.set(row.email.toLowerCase(), user);
+    }
+    return found;
   }
 
   /**

@@ -12,6 +12,7 @@ import { type UpdateUserDto } from './dto/update-user.dto.js';
 import { PasswordHasher } from './password-hasher.js';
 import { UserAccessCache } from './user-access.cache.js';
 import { listClashes, type NewUserIdentity } from './user-clashes.js';
+import { readUserFilters } from './user-list-filter.js';
 import { mapWithConcurrency } from './user-row.js';
 import { toUserSummary, type UserSummary } from './user.mapper.js';
 import {
@@ -55,14 +56,11 @@ export class UsersService {
 
   async list(query: Query): Promise<UserPage> {
     const reader = new QueryReader(query);
-    const text = reader.string('query');
-    const username = reader.string('username');
-    const email = reader.string('email');
-    const admin = reader.boolean('admin');
+    const filters = readUserFilters(reader);
     const paging = reader.paging();
     reader.done();
     const sort = parseSort(query.sort, USER_LIST_SORT_FIELDS);
-    const { items, total } = await this.users.page({ query: text, username, email, admin, sort, paging });
+    const { items, total } = await this.users.page({ ...filters, sort, paging });
     return { users: items.map(toUserSummary), page: paging.page, per_page: paging.perPage, total };
   }
 
@@ -120,10 +118,13 @@ export class UsersService {
 
   private async clashesWithStored(batch: readonly NewUserIdentity[]): Promise<string[]> {
     const stored = await this.users.storedIdentities(
-      batch.map((entry) => entry.username.toLowerCase()),
-      batch.map((entry) => entry.email.toLowerCase()),
+      batch.map((entry) => entry.username),
+      batch.map((entry) => entry.email),
     );
-    return listClashes(batch, stored);
+    return listClashes(batch, {
+      usernames: new Set(stored.map((user) => user.username)),
+      emails: new Set(stored.map((user) => user.email)),
+    });
   }
 
   async get(id: string): Promise<UserSummary> {

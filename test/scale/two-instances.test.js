@@ -21,6 +21,7 @@ import { URL } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import S3rver from 's3rver';
+import { probeTestRedis } from '../support/redis.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const ADMIN_PASSWORD = 'two-instances-admin-password';
@@ -70,23 +71,6 @@ async function freshDatabase() {
   const url = new URL(server);
   url.pathname = `/${name}`;
   return url.toString();
-}
-
-async function redisUrl() {
-  const url = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1000 });
-  probe.on('error', () => undefined);
-  try {
-    await probe.connect();
-    await probe.ping();
-    return url;
-  } catch (error) {
-    const message = `no Redis at ${url} (${String(error)})`;
-    if (process.env.REQUIRE_REDIS === '1') throw new Error(`${message} and REQUIRE_REDIS=1`);
-    return undefined;
-  } finally {
-    probe.disconnect();
-  }
 }
 
 async function objectStore() {
@@ -176,8 +160,8 @@ let redis;
 let prefix;
 
 before(async () => {
-  const redisAt = await redisUrl();
-  if (!redisAt) {
+  const { url: redisAt, missing } = await probeTestRedis();
+  if (missing !== undefined) {
     skipReason = 'no Redis on this machine (start one, or set REDIS_TEST_URL; REQUIRE_REDIS=1 fails instead)';
     process.stdout.write(`SKIPPED two-instance test: ${skipReason}\n`);
     return;

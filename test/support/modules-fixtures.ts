@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type DataSource } from 'typeorm';
+import { ModuleRole } from '../../src/course-modules/module-role.js';
 import { StorageService } from '../../src/storage/storage.service.js';
 import { type TestApp } from './app.js';
-import { type ModuleRow, type UserRow } from './factories.js';
+import { assignRole, makeModule, makeUser, type ModuleRow, type UserRow } from './factories.js';
 
 /** The Module of the contract as the API must show a stored row. */
 export function moduleJson(row: ModuleRow) {
@@ -30,6 +31,38 @@ export function userJson(row: UserRow) {
     updated_at: row.updated_at.toISOString(),
     avatar_url: null,
   };
+}
+
+/** A module with one user in each staff role, some students and one user without a role. */
+export interface StaffedModule {
+  module: ModuleRow;
+  lecturer: UserRow;
+  assistant: UserRow;
+  tutor: UserRow;
+  outsider: UserRow;
+  students: UserRow[];
+}
+
+/**
+ * Makes a module, then its Lecturer, AssistantLecturer and Tutor (generated names unless given), the outsider and
+ * the students in that order, and gives each their role.
+ */
+export async function staffedModule(
+  dataSource: DataSource,
+  names: { lecturer?: string; assistant?: string; tutor?: string; outsider: string; students: string[] },
+): Promise<StaffedModule> {
+  const module = await makeModule(dataSource);
+  const lecturer = await makeUser(dataSource, { username: names.lecturer });
+  const assistant = await makeUser(dataSource, { username: names.assistant });
+  const tutor = await makeUser(dataSource, { username: names.tutor });
+  const outsider = await makeUser(dataSource, { username: names.outsider });
+  const students: UserRow[] = [];
+  for (const username of names.students) students.push(await makeUser(dataSource, { username }));
+  await assignRole(dataSource, lecturer.id, module.id, ModuleRole.Lecturer);
+  await assignRole(dataSource, assistant.id, module.id, ModuleRole.AssistantLecturer);
+  await assignRole(dataSource, tutor.id, module.id, ModuleRole.Tutor);
+  for (const student of students) await assignRole(dataSource, student.id, module.id, ModuleRole.Student);
+  return { module, lecturer, assistant, tutor, outsider, students };
 }
 
 export const ids = (items: { id: number }[]) => items.map((item) => Number(item.id));

@@ -2,9 +2,10 @@ import { type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { applyDecorators, Injectable, type NestMiddleware } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
-import { ApiBody, ApiConsumes } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiQuery } from '@nestjs/swagger';
 import { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppError, ValidationFailed } from '../errors.js';
+import { type QueryReader } from '../query.js';
 import { type CsvRow, readCsv } from './csv-reader.js';
 import { CSV_MAX_BYTES, ImportFileTooLarge } from './csv.errors.js';
 
@@ -39,6 +40,20 @@ export const CsvUpload = (example: string) =>
       schema: { type: 'string', format: 'binary', example },
     }),
   );
+
+/** Documents an import's `dry_run` query parameter, read by {@link readDryRun}. */
+export const ApiDryRunQuery = () =>
+  ApiQuery({
+    name: 'dry_run',
+    required: false,
+    description: 'Check and answer per row without changing anything.',
+    schema: { type: 'boolean', default: false },
+  });
+
+/** An import's `dry_run` (`true`/`false`, default false; else `dry_run must be true or false`). */
+export function readDryRun(reader: QueryReader): boolean {
+  return reader.boolean('dry_run') ?? false;
+}
 
 /**
  * `text/csv` is not buffered: the raw request stream becomes the body of routes marked with {@link CsvUpload},

@@ -1,5 +1,6 @@
 import { pipeline, type Readable } from 'node:stream';
-import { StreamableFile } from '@nestjs/common';
+import { applyDecorators, StreamableFile } from '@nestjs/common';
+import { ApiProduces, ApiResponse } from '@nestjs/swagger';
 import { stringify } from 'csv-stringify';
 
 /** Characters that make a spreadsheet read a cell as a formula (or hide one behind whitespace). */
@@ -38,3 +39,14 @@ export function csvDownload(
     disposition: `attachment; filename="${filename}"`,
   });
 }
+
+/** Documents a route answering with {@link csvDownload}: 200 `text/csv`, `example` being a whole file. */
+export const ApiCsvDownload = (example: string) =>
+  applyDecorators(
+    ApiProduces('text/csv'),
+    ApiResponse({
+      status: 200,
+      description: 'The CSV file',
+      content: { 'text/csv': { schema: { type: 'string', example } } },
+    }),
+  );
