@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { DataSource, type DataSourceOptions } from 'typeorm';
+import { boundedClient } from './src/database/bounded-client.js';
 import { Assignment } from './src/course-modules/assignment.entity.js';
 import { AssignmentFile } from './src/course-modules/assignment-file.entity.js';
 import { CourseModule } from './src/course-modules/course-module.entity.js';
@@ -32,11 +33,23 @@ export const migrations = [
   AuditEvents1763900000000,
 ];
 
+/** How long the service waits on the database (DB_STATEMENT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS, DB_CONNECT_TIMEOUT_MS). */
+export interface DatabaseTimeouts {
+  /** PostgreSQL's `statement_timeout`: the server cancels a statement that runs longer. */
+  statementMs: number;
+  /** The client's own bound on one query, for a server that cannot answer at all; above `statementMs`. */
+  queryMs: number;
+  /** Connecting, and waiting for a free pooled connection. */
+  connectMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: DatabaseTimeouts = { statementMs: 30_000, queryMs: 35_000, connectMs: 5000 };
+
 /** The one description of the database, used by the service and by the migration CLI. */
 export function dataSourceOptions(
   url: string,
   poolSize = 10,
-  statementTimeoutMs = 30_000,
+  timeouts: DatabaseTimeouts = DEFAULT_TIMEOUTS,
 ): DataSourceOptions {
   return {
     type: 'postgres',
@@ -48,9 +61,11 @@ export function dataSourceOptions(
     synchronize: false,
     poolSize,
     extra: {
-      connectionTimeoutMillis: 5000,
+      connectionTimeoutMillis: timeouts.connectMs,
       // Keeps a stuck query from holding a connection forever; the request gets the route's 500.
-      statement_timeout: statementTimeoutMs,
+      statement_timeout: timeouts.statementMs,
+      // The same when the server cannot answer at all (frozen, unreachable): see bounded-client.ts.
+      Client: boundedClient(timeouts.queryMs),
       application_name: 'module-admin-service',
     },
   };

@@ -24,7 +24,11 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         TypeOrmModule.forRoot({
-          ...dataSourceOptions(config.databaseUrl, config.dbPoolSize, config.dbStatementTimeoutMs),
+          ...dataSourceOptions(config.databaseUrl, config.dbPoolSize, {
+            statementMs: config.dbStatementTimeoutMs,
+            queryMs: config.dbQueryTimeoutMs,
+            connectMs: config.dbConnectTimeoutMs,
+          }),
           // Migrations ran before the module was built (see runMigrations); fail fast if the server is gone.
           migrationsRun: false,
           retryAttempts: 3,

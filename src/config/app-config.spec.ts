@@ -23,7 +23,16 @@ describe('loadConfig', () => {
       swaggerEnabled: true,
       trustProxy: false,
       dbStatementTimeoutMs: 30_000,
+      dbQueryTimeoutMs: 35_000,
+      dbConnectTimeoutMs: 5000,
     });
+  });
+
+  it('bounds queries 5 s past the statement timeout unless DB_QUERY_TIMEOUT_MS says otherwise', () => {
+    expect(loadConfig({ DB_STATEMENT_TIMEOUT_MS: '60000' }).dbQueryTimeoutMs).toBe(65_000);
+    expect(
+      loadConfig({ DB_STATEMENT_TIMEOUT_MS: '2000', DB_QUERY_TIMEOUT_MS: '2001' }).dbQueryTimeoutMs,
+    ).toBe(2001);
   });
 
   it.each([
@@ -52,6 +61,8 @@ describe('loadConfig', () => {
       ADMIN_PASSWORD: 'root-password',
       SWAGGER_ENABLED: 'false',
       DB_STATEMENT_TIMEOUT_MS: '1500',
+      DB_QUERY_TIMEOUT_MS: '4000',
+      DB_CONNECT_TIMEOUT_MS: '2500',
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -66,6 +77,8 @@ describe('loadConfig', () => {
       adminEmail: 'root@uni.example',
       swaggerEnabled: false,
       dbStatementTimeoutMs: 1500,
+      dbQueryTimeoutMs: 4000,
+      dbConnectTimeoutMs: 2500,
     });
   });
 
@@ -86,6 +99,10 @@ describe('loadConfig', () => {
     [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: 'proxy.local' }, 'TRUST_PROXY'],
     [{ DB_STATEMENT_TIMEOUT_MS: '5' }, 'DB_STATEMENT_TIMEOUT_MS'],
+    [{ DB_QUERY_TIMEOUT_MS: '30000' }, 'DB_QUERY_TIMEOUT_MS'],
+    [{ DB_STATEMENT_TIMEOUT_MS: '9000', DB_QUERY_TIMEOUT_MS: '8000' }, 'DB_QUERY_TIMEOUT_MS'],
+    [{ DB_QUERY_TIMEOUT_MS: '2s' }, 'DB_QUERY_TIMEOUT_MS'],
+    [{ DB_CONNECT_TIMEOUT_MS: '50' }, 'DB_CONNECT_TIMEOUT_MS'],
   ])('refuses %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(`Invalid configuration: ${variable}`);

@@ -18,6 +18,10 @@ export interface AppConfig {
   dbPoolSize: number;
   /** PostgreSQL's statement_timeout for every pooled connection, in milliseconds. */
   dbStatementTimeoutMs: number;
+  /** This side's bound on one query, for a server that cannot answer at all (frozen, unreachable). */
+  dbQueryTimeoutMs: number;
+  /** Bound on connecting to PostgreSQL and on waiting for a free pooled connection. */
+  dbConnectTimeoutMs: number;
   moduleCodePattern: string;
   adminUsername: string;
   adminEmail: string;
@@ -224,6 +228,16 @@ export function loadConfig(env: Env): AppConfig {
     throw new ConfigError('REDIS_KEY_PREFIX', "must be 1-64 letters, digits, ':', '.', '_' or '-'");
   }
 
+  const dbStatementTimeoutMs = int(env, 'DB_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000);
+  const dbQueryTimeoutMs = int(env, 'DB_QUERY_TIMEOUT_MS', dbStatementTimeoutMs + 5000, 200, 3_605_000);
+  if (dbQueryTimeoutMs <= dbStatementTimeoutMs) {
+    // Below it, every slow statement would cost a connection instead of being cancelled by the server.
+    throw new ConfigError(
+      'DB_QUERY_TIMEOUT_MS',
+      `must be greater than DB_STATEMENT_TIMEOUT_MS (${dbStatementTimeoutMs}); got "${dbQueryTimeoutMs}"`,
+    );
+  }
+
   return {
     nodeEnv,
     port: int(env, 'PORT', 3000, 0, 65535),
@@ -236,7 +250,9 @@ export function loadConfig(env: Env): AppConfig {
     corsOrigins,
     logLevel: logLevel as LogLevel,
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 500),
-    dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    dbStatementTimeoutMs,
+    dbQueryTimeoutMs,
+    dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     moduleCodePattern,
     adminUsername,
     adminEmail,

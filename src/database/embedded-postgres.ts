@@ -16,7 +16,8 @@ interface Logger {
   error(message: string): void;
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port free on the loopback address at the time of the call. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -44,6 +44,8 @@ export class AvatarService {
     if (!(await this.users.exists(userId))) throw new UserNotFound();
     const key = `${avatarFolder(userId)}/${randomUUID()}`;
     let stored = false;
+    // Set once the transaction's work is done: a failure after that came from COMMIT, whose outcome is unknown.
+    let committing = false;
     try {
       const contentType = await receiveAvatar(
         openParts(),
@@ -60,12 +62,15 @@ export class AvatarService {
           targetIds: [userId],
           summary: { content_type: contentType, size },
         });
+        committing = true;
         return updated;
       });
       if (row.previous) await this.removeQuietly(row.previous);
       return toUserSummary(row);
     } catch (error) {
-      if (stored) await this.removeQuietly(key);
+      // When COMMIT itself failed (the connection was lost), the user may already point at the new file: it is
+      // kept, and the sweep at the next start removes it if the commit did not happen.
+      if (stored && !committing) await this.removeQuietly(key);
       throw error;
     }
   }
