@@ -185,6 +185,30 @@ describe('authentication (docs/api.md §2)', () => {
       expect(res.body.message).toBe('Invalid or expired token');
     });
 
+    it('refuses a token once it expires, though it was accepted before (verified tokens are remembered)', async () => {
+      const token = tokenFor(user, { expiresIn: 2 });
+      expect((await api.get('/api/auth/me', { token })).status).toBe(200);
+      expect((await api.get('/api/auth/me', { token })).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 3000 - (Date.now() % 1000)));
+      const res = await api.get('/api/auth/me', { token });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ success: false, data: null, message: 'Invalid or expired token' });
+    });
+
+    it('refuses a remembered token once the password changed after it was issued', async () => {
+      const token = tokenFor(user);
+      expect((await api.get('/api/auth/me', { token })).status).toBe(200);
+      await nextSecond();
+      const changed = await api.put('/api/auth/password', {
+        token,
+        body: { current_password: DEFAULT_PASSWORD, new_password: 'another-long-password-1' },
+      });
+      expect(changed.status).toBe(200);
+      const res = await api.get('/api/auth/me', { token });
+      expect(res.status).toBe(401);
+      expect(res.body.message).toBe('Invalid or expired token');
+    });
+
     it('grants admin rights only when both the claim and the stored flag say so', async () => {
       const admin = await makeUser(app.dataSource, { admin: true });
       const asAdmin = await api.get('/api/auth/me', { token: tokenFor({ id: admin.id, admin: false }) });
