@@ -69,12 +69,15 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
     throwFileSizeLimit: false,
     limits: { fileSize: UPLOAD_FILE_LIMIT, files: 2, parts: 100, fieldSize: 65_536 },
   });
-  fastify.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
+  // Callback-style hooks: an async hook costs a promise per request.
+  fastify.addHook('onRequest', (request, reply, done) => {
+    void reply.header('x-request-id', request.id);
+    done();
   });
   // Middleware (the multipart-only check) can answer before the hook above ran.
-  fastify.addHook('onSend', async (request, reply) => {
+  fastify.addHook('onSend', (request, reply, payload, done) => {
     if (!reply.hasHeader('x-request-id')) void reply.header('x-request-id', request.id);
+    done(null, payload);
   });
   drainEarlyAnswers(fastify);
   boundJsonBodies(fastify);
