@@ -45,6 +45,12 @@ export interface DatabaseTimeouts {
 
 export const DEFAULT_TIMEOUTS: DatabaseTimeouts = { statementMs: 30_000, queryMs: 35_000, connectMs: 5000 };
 
+/**
+ * Migrations and the demo generator: one statement may rightly run for minutes on a large database (an index
+ * over a million rows), so neither the server nor the client bounds it (0: no timeout).
+ */
+export const BATCH_TIMEOUTS: DatabaseTimeouts = { statementMs: 0, queryMs: 0, connectMs: 5000 };
+
 /** The one description of the database, used by the service and by the migration CLI. */
 export function dataSourceOptions(
   url: string,
@@ -65,7 +71,7 @@ export function dataSourceOptions(
       // Keeps a stuck query from holding a connection forever; the request gets the route's 500.
       statement_timeout: timeouts.statementMs,
       // The same when the server cannot answer at all (frozen, unreachable): see bounded-client.ts.
-      Client: boundedClient(timeouts.queryMs),
+      ...(timeouts.queryMs > 0 ? { Client: boundedClient(timeouts.queryMs) } : {}),
       application_name: 'module-admin-service',
     },
   };

@@ -187,11 +187,11 @@ async function createDatabase(url, name) {
 
 async function seed(databaseUrl, options) {
   const { DataSource } = await import('typeorm');
-  const { dataSourceOptions } = await import('../dist/ormconfig.js');
+  const { BATCH_TIMEOUTS, dataSourceOptions } = await import('../dist/ormconfig.js');
   const { seedDemoData } = await import('../dist/src/database/demo-data.js');
   const { PasswordHasher } = await import('../dist/src/users/password-hasher.js');
   const dataSource = await new DataSource({
-    ...dataSourceOptions(databaseUrl, 2),
+    ...dataSourceOptions(databaseUrl, 2, BATCH_TIMEOUTS),
     logging: false,
   }).initialize();
   try {

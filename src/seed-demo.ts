@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../ormconfig.js';
+import { BATCH_TIMEOUTS, dataSourceOptions } from '../ormconfig.js';
 import { AdminBootstrap } from './auth/admin-bootstrap.js';
 import { PasswordHasher } from './users/password-hasher.js';
 import { User } from './users/user.entity.js';
@@ -58,7 +58,7 @@ async function main(argv: string[]): Promise<number> {
   const database = await provideDatabase(config.databaseUrl, config.dataDir, quiet);
   try {
     await runMigrations(database.url);
-    const dataSource = await new DataSource(dataSourceOptions(database.url, 2)).initialize();
+    const dataSource = await new DataSource(dataSourceOptions(database.url, 2, BATCH_TIMEOUTS)).initialize();
     try {
       const hasher = new PasswordHasher();
       // The first administrator, as the service creates it at its first start (prints a generated password).

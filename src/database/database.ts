@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../ormconfig.js';
+import { BATCH_TIMEOUTS, dataSourceOptions } from '../../ormconfig.js';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres.js';
 
 interface Logger {
@@ -22,7 +22,7 @@ const MIGRATION_LOCK = 7_240_000;
 
 /** Applies pending migrations under an advisory lock, on one connection of its own. */
 export async function runMigrations(url: string): Promise<string[]> {
-  const dataSource = new DataSource({ ...dataSourceOptions(url, 1), logging: false });
+  const dataSource = new DataSource({ ...dataSourceOptions(url, 1, BATCH_TIMEOUTS), logging: false });
   await dataSource.initialize();
   try {
     await dataSource.query(`SELECT pg_advisory_lock($1)`, [MIGRATION_LOCK]);
