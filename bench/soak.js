@@ -2,7 +2,11 @@
 // and writes at full speed over loopback with autocannon for SOAK_SECONDS (60) after a warm-up of
 // SOAK_WARMUP_SECONDS (20). Fails (exit 1) on any connection error, timeout or status other than the expected
 // one for its request, or when the service's resident memory at the end is more than 20 % above what it was
-// after the warm-up. DATABASE_URL: a fresh database on that server (dropped afterwards); else embedded.
+// after the warm-up. Under load RSS moves in a sawtooth between the garbage collector's major collections
+// (170-280 MiB at this rate), so a reading at a random moment measures where the tooth happened to be, not what
+// the service holds: both figures are read when the load has stopped, after a full collection the service runs
+// on request (bench/service.js, `--expose-gc`); the readings every 10 s under load and their range are reported
+// too. DATABASE_URL: a fresh database on that server (dropped afterwards); else embedded.
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -19,6 +23,8 @@ const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
 const WARMUP_SECONDS = Number(process.env.SOAK_WARMUP_SECONDS ?? 20);
 const CONNECTIONS = 8;
 const MAX_RSS_GROWTH = 0.2;
+/** RSS readings under load, for the report: every 0.5 s. */
+const RSS_EVERY_MS = 500;
 const PASSWORD = 'soak-admin-password-0123';
 const log = (message) => process.stderr.write(`[soak] ${message}\n`);
 
@@ -46,6 +52,8 @@ async function startService() {
   const { DATABASE_URL: _external, ...rest } = process.env;
   const url = await databaseUrl();
   const child = fork(path.join(BENCH_DIR, 'service.js'), [], {
+    // The RSS figures are read after a full collection, which service.js runs when asked.
+    execArgv: ['--expose-gc'],
     env: {
       ...rest,
       ...(url ? { DATABASE_URL: url } : {}),
@@ -79,7 +87,20 @@ async function startService() {
     });
     void exited.then((code) => reject(new Error(`the service exited (${code}): ${serviceLog.join('\n')}`)));
   });
-  return { baseUrl, pid: child.pid, serviceLog };
+  /** The service's RSS in MiB right after a full garbage collection (asked over the IPC channel). */
+  const settledRss = () =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the service did not answer the gc request')), 15_000);
+      const onMessage = (message) => {
+        if (typeof message?.rss !== 'number') return;
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        resolve(message.rss / 2 ** 20);
+      };
+      child.on('message', onMessage);
+      child.send('gc');
+    });
+  return { baseUrl, pid: child.pid, serviceLog, settledRss };
 }
 
 async function rssOf(pid) {
@@ -165,7 +186,7 @@ function mixed(baseUrl, token, moduleId, seconds) {
 
 async function main() {
   const started = Date.now();
-  const { baseUrl, pid, serviceLog } = await startService();
+  const { baseUrl, pid, serviceLog, settledRss } = await startService();
   log(`service ${baseUrl} (pid ${pid})`);
   const { token } = await api(baseUrl, 'POST', '/api/auth/login', undefined, {
     username: 'admin',
@@ -178,17 +199,29 @@ async function main() {
   });
   created = 1000; // AAA000-AAA999 stay free; SOK001 is far away
 
-  const warm = await mixed(baseUrl, token, module.id, WARMUP_SECONDS);
-  const rssAfterWarmup = await rssOf(pid);
-  log(`warm-up: ${warm.result.requests.total} requests, RSS ${(rssAfterWarmup / 2 ** 20).toFixed(1)} MiB`);
-  // RSS every 10 s of the soak, to tell a plateau from a steady climb.
-  const rssSamplesMiB = [];
+  // Every RSS reading under load, with its time.
+  const readings = [];
   const sampler = setInterval(() => {
-    void rssOf(pid).then((rss) => rssSamplesMiB.push(+(rss / 2 ** 20).toFixed(1)));
-  }, 10_000);
+    void rssOf(pid).then(
+      (rss) => readings.push({ at: Date.now(), mib: rss / 2 ** 20 }),
+      () => undefined,
+    );
+  }, RSS_EVERY_MS);
+  const warm = await mixed(baseUrl, token, module.id, WARMUP_SECONDS);
+  const warmEnd = Date.now();
+  const rssAfterWarmup = await settledRss();
+  log(
+    `warm-up: ${warm.result.requests.total} requests, RSS ${rssAfterWarmup.toFixed(1)} MiB after a full collection`,
+  );
   const soak = await mixed(baseUrl, token, module.id, SECONDS);
   clearInterval(sampler);
-  const rssAtEnd = await rssOf(pid);
+  const rssAtEnd = await settledRss();
+  // One reading per 10 s of the run, to tell a plateau from a steady climb.
+  const underLoad = readings.filter(({ at }) => at > warmEnd);
+  const rssSamplesMiB = underLoad
+    .filter((_, i) => i % (10_000 / RSS_EVERY_MS) === 0)
+    .map(({ mib }) => +mib.toFixed(1));
+  const rssRange = underLoad.map(({ mib }) => mib);
   const { result, unexpected } = soak;
   const report = {
     seconds: SECONDS,
@@ -203,9 +236,10 @@ async function main() {
     timeouts: result.timeouts,
     unexpected,
     modulesCreated: created - 1000,
-    rssAfterWarmupMiB: +(rssAfterWarmup / 2 ** 20).toFixed(1),
-    rssAtEndMiB: +(rssAtEnd / 2 ** 20).toFixed(1),
+    rssAfterWarmupMiB: +rssAfterWarmup.toFixed(1),
+    rssAtEndMiB: +rssAtEnd.toFixed(1),
     rssGrowth: +((rssAtEnd - rssAfterWarmup) / rssAfterWarmup).toFixed(3),
+    rssMinMaxMiB: [+Math.min(...rssRange).toFixed(1), +Math.max(...rssRange).toFixed(1)],
     rssSamplesMiB,
     serviceLogLines: serviceLog.length,
     tookSeconds: Math.round((Date.now() - started) / 1000),
