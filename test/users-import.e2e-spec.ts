@@ -161,6 +161,13 @@ describe('Users import (POST /api/users/import)', () => {
     expect(await auditEvents(app.dataSource)).toEqual([]);
   });
 
+  it('answers a NUL character in a username or email as a row error, not a failure', async () => {
+    const res = await send('username,email\nok\u0000name,ok@example.edu\nfine,bad\u0000@example.edu\n');
+    expect(res.status).toBe(422);
+    expect(res.body.data.rows.map((row: { action: string }) => row.action)).toEqual(['error', 'error']);
+    expect(await userCount()).toBe(1);
+  });
+
   it('answers 422 to a dry run with errors too', async () => {
     const res = await send('username,email\nx,y\n', '?dry_run=true');
     expect(res.status).toBe(422);

@@ -180,7 +180,10 @@ export class UsersRepository {
     return this.users.query<StoredIdentity[]>(
       `SELECT id, lower(username) AS username, lower(email) AS email FROM users
        WHERE lower(username) = ANY($1::text[]) OR lower(email) = ANY($2::text[])`,
-      [usernames.map((name) => name.toLowerCase()), emails.map((email) => email.toLowerCase())],
+      // PostgreSQL text cannot hold U+0000: such a value names nobody (and would fail the whole statement).
+      [usernames, emails].map((values) =>
+        values.filter((value) => !value.includes('\u0000')).map((value) => value.toLowerCase()),
+      ),
     );
   }
 
