@@ -96,6 +96,10 @@ const ADMIN_BOOTSTRAP_LOCK = 7_240_001;
 const byId = (id: string | number): FindOptionsWhere<User> => ({ id: id as number });
 
 /** The only code that reads or writes the `users` table. */
+/** PostgreSQL text cannot hold U+0000: such a value names nobody (and would fail the whole statement). */
+const storable = (values: readonly string[]) => values.filter((value) => !value.includes('\u0000'));
+const lowerNames = (values: readonly string[]) => storable(values).map((value) => value.toLowerCase());
+
 @Injectable()
 export class UsersRepository {
   constructor(@InjectRepository(User) private readonly users: Repository<User>) {}
@@ -180,10 +184,7 @@ export class UsersRepository {
     return this.users.query<StoredIdentity[]>(
       `SELECT id, lower(username) AS username, lower(email) AS email FROM users
        WHERE lower(username) = ANY($1::text[]) OR lower(email) = ANY($2::text[])`,
-      // PostgreSQL text cannot hold U+0000: such a value names nobody (and would fail the whole statement).
-      [usernames, emails].map((values) =>
-        values.filter((value) => !value.includes('\u0000')).map((value) => value.toLowerCase()),
-      ),
+      [lowerNames(usernames), lowerNames(emails)],
     );
   }
 
@@ -278,8 +279,7 @@ export class UsersRepository {
     values: readonly string[],
     manager: EntityManager,
   ): Promise<Map<string, { id: number; username: string }>> {
-    // PostgreSQL text cannot hold U+0000: such a value names nobody.
-    const names = [...new Set(values.filter((value) => !value.includes('\u0000')))];
+    const names = [...new Set(storable(values))];
     const rows = await manager.query<{ id: number; username: string; email: string }[]>(
       `SELECT u.id, u.username, u.email FROM users u
        WHERE lower(u.username) = ANY($1::text[]) OR lower(u.email) = ANY($1::text[]) ORDER BY u.id FOR KEY SHARE`,
