@@ -119,12 +119,13 @@ export interface RunningService {
 export async function startService(config: AppConfig): Promise<RunningService> {
   const logger = createRootLogger(config.logLevel);
   const log = { log: (m: string) => logger.info(m), error: (m: string) => logger.error(m) };
+  // First: a stored secret that is unusable stops the start before a database is started.
+  const jwtSecret = await resolveJwtSecret(config.jwtSecret, config.dataDir);
   const database = await provideDatabase(config.databaseUrl, config.dataDir, log);
   let app: NestFastifyApplication | undefined;
   try {
     const applied = await runMigrations(database.url);
     if (applied.length > 0) logger.info({ migrations: applied }, 'Applied migrations');
-    const jwtSecret = await resolveJwtSecret(config.jwtSecret, config.dataDir);
     app = await createApp({ ...config, databaseUrl: database.url, jwtSecret }, logger);
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {

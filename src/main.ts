@@ -36,6 +36,11 @@ async function main(): Promise<void> {
 
 main().catch(async (error: unknown) => {
   const { StartupError } = await import('./database/postgres-user-access.js');
+  const { StoredSecretError } = await import('./config/secret-file.js');
+  if (error instanceof StoredSecretError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(78);
+  }
   if (error instanceof StartupError) {
     // Says what is wrong and what to do; a stack trace would only hide that.
     process.stderr.write(`${error.message}\n`);

@@ -1,25 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { readOrCreateSecret } from './secret-file.js';
 
-/** The configured secret, or one generated on first start and kept (mode 0600) in the data directory. */
+/** The shortest HS256 secret accepted, stored or configured. */
+export const MIN_JWT_SECRET_LENGTH = 32;
+
+/**
+ * The configured secret, or one generated on first start and kept (mode 0600) in the data directory. A stored
+ * secret shorter than {@link MIN_JWT_SECRET_LENGTH} stops the start: signing with it would let anyone forge tokens.
+ */
 export async function resolveJwtSecret(configured: string | undefined, dataDir: string): Promise<string> {
   if (configured !== undefined) return configured;
-  const file = path.join(dataDir, 'jwt-secret');
-  try {
-    const stored = (await readFile(file, 'utf8')).trim();
-    if (stored.length >= 32) return stored;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  await mkdir(dataDir, { recursive: true });
-  const secret = randomBytes(48).toString('base64url');
-  // 'wx' fails if another process wrote the file first; then read theirs so both agree.
-  try {
-    await writeFile(file, secret + '\n', { mode: 0o600, flag: 'wx' });
-    return secret;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return (await readFile(file, 'utf8')).trim();
-  }
+  return readOrCreateSecret(path.join(dataDir, 'jwt-secret'), {
+    minLength: MIN_JWT_SECRET_LENGTH,
+    generate: () => randomBytes(48).toString('base64url'),
+    remedy:
+      'Set JWT_SECRET, or delete the file to have a new secret generated (tokens signed with the old one stop working).',
+  });
 }

