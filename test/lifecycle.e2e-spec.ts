@@ -193,24 +193,30 @@ describe('the service as a process', () => {
   it.each([
     ['empty', ''],
     ['cut short', 'x'.repeat(20) + '\n'],
-  ])('refuses to start with a stored JWT secret that is %s, before anything else starts', async (_kind, content) => {
-    const secretDir = await mkdtemp(path.join(tmpdir(), 'mas-secret-'));
-    try {
-      await writeFile(path.join(secretDir, 'jwt-secret'), content);
-      const child = spawn(process.execPath, [MAIN], { env: env(secretDir), stdio: ['ignore', 'pipe', 'pipe'] });
-      let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-      expect(code).toBe(78);
-      expect(stderr).toContain(`jwt-secret holds a secret of ${content.trim().length} characters`);
-      expect(stderr).toContain('Set JWT_SECRET');
-      // Stopped before the embedded database was made, and the file was left as it was.
-      expect(await readdir(secretDir)).toEqual(['jwt-secret']);
-      expect(await readFile(path.join(secretDir, 'jwt-secret'), 'utf8')).toBe(content);
-    } finally {
-      await rm(secretDir, { recursive: true, force: true });
-    }
-  });
+  ])(
+    'refuses to start with a stored JWT secret that is %s, before anything else starts',
+    async (_kind, content) => {
+      const secretDir = await mkdtemp(path.join(tmpdir(), 'mas-secret-'));
+      try {
+        await writeFile(path.join(secretDir, 'jwt-secret'), content);
+        const child = spawn(process.execPath, [MAIN], {
+          env: env(secretDir),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+        expect(code).toBe(78);
+        expect(stderr).toContain(`jwt-secret holds a secret of ${content.trim().length} characters`);
+        expect(stderr).toContain('Set JWT_SECRET');
+        // Stopped before the embedded database was made, and the file was left as it was.
+        expect(await readdir(secretDir)).toEqual(['jwt-secret']);
+        expect(await readFile(path.join(secretDir, 'jwt-secret'), 'utf8')).toBe(content);
+      } finally {
+        await rm(secretDir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('migrates from the command line (npm run migration:run)', async () => {
     const freshDir = await mkdtemp(path.join(tmpdir(), 'mas-migrate-'));
