@@ -108,6 +108,58 @@ describe('authentication (docs/api.md §2)', () => {
       expect((await api.post('/api/auth/login', { body: '{' })).status).toBe(400);
     });
 
+    it('admits at most 10 of 100 concurrent wrong logins for one username (the rest 429)', async () => {
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          api.post('/api/auth/login', { body: { username: 'jane.doe', password: `wrong-${i}` } }),
+        ),
+      );
+      const statuses = answers.map((answer) => answer.status);
+      expect(statuses.filter((status) => status === 401)).toHaveLength(10);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(90);
+      const audit = await app.dataSource.query(
+        `SELECT count(*)::int AS n FROM audit_events WHERE action = 'auth.login_failed'`,
+      );
+      expect(audit[0].n).toBe(10);
+    });
+
+    it('admits at most 10 of 60 concurrent wrong logins from one address across usernames', async () => {
+      const answers = await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          api.post('/api/auth/login', { body: { username: `ghost${i}`, password: 'x' } }),
+        ),
+      );
+      expect(answers.filter((answer) => answer.status === 401)).toHaveLength(10);
+      expect(answers.filter((answer) => answer.status === 429)).toHaveLength(50);
+    });
+
+    it('frees the place of a successful attempt: concurrent right logins never count', async () => {
+      const right = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          api.post('/api/auth/login', { body: { username: 'jane.doe', password: DEFAULT_PASSWORD } }),
+        ),
+      );
+      expect(right.map((answer) => answer.status)).toEqual(Array(8).fill(200));
+      for (let i = 0; i < 9; i++) {
+        const res = await api.post('/api/auth/login', {
+          body: { username: 'jane.doe', password: `bad-${i}` },
+        });
+        expect(res.status).toBe(401);
+      }
+      // 9 failures: the right password still gets in, and a 10th failure then blocks.
+      expect(
+        (await api.post('/api/auth/login', { body: { username: 'jane.doe', password: DEFAULT_PASSWORD } }))
+          .status,
+      ).toBe(200);
+      expect(
+        (await api.post('/api/auth/login', { body: { username: 'jane.doe', password: 'bad-10' } })).status,
+      ).toBe(401);
+      expect(
+        (await api.post('/api/auth/login', { body: { username: 'jane.doe', password: DEFAULT_PASSWORD } }))
+          .status,
+      ).toBe(429);
+    });
+
     it('counts only failures: successful logins never throttle', async () => {
       for (let i = 0; i < 12; i++) {
         const res = await api.post('/api/auth/login', {

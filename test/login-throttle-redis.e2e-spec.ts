@@ -61,13 +61,30 @@ withRedis('Login throttle in Redis (REDIS_URL), shared by two services', () => {
     const other = two.service.app.get(LoginThrottle);
     await Promise.all(
       Array.from({ length: 9 }, async (_, i) => {
-        await (i % 2 ? throttle : other).recordFailure('racer', '192.0.2.9');
+        expect(await (i % 2 ? throttle : other).admit('racer', '192.0.2.9')).toBeDefined();
       }),
     );
     expect(await throttle.isBlocked('racer', '192.0.2.10')).toBe(false);
-    await other.recordFailure('racer', '192.0.2.11');
+    const released = await other.admit('racer', '192.0.2.11');
     expect(await throttle.isBlocked('RACER', '192.0.2.12')).toBe(true);
+    await throttle.release(released!);
+    expect(await throttle.isBlocked('RACER', '192.0.2.12')).toBe(false);
+    expect(await other.admit('racer', '192.0.2.11')).toBeDefined();
+    expect(await throttle.admit('racer', '192.0.2.13')).toBeUndefined();
     expect(await other.isBlocked(undefined, '192.0.2.9')).toBe(false);
+  });
+
+  it('admits at most 10 of 100 concurrent wrong logins spread over both services', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        client(i % 2 ? one.url : two.url).post('/api/auth/login', {
+          body: { username: 'burst.target', password: `wrong-${i}` },
+        }),
+      ),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(10);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(90);
   });
 
   it('reports Redis as up in readiness', async () => {

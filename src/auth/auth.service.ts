@@ -5,7 +5,8 @@ import { Transactions } from '../database/transactions.js';
 import { AuthenticationRequired } from '../core/errors.js';
 import { toUserSummary, type UserSummary } from '../users/user.mapper.js';
 import { UsersRepository } from '../users/users.repository.js';
-import { InvalidCredentials, WrongCurrentPassword } from './auth.errors.js';
+import { InvalidCredentials, TooManyLoginAttempts, WrongCurrentPassword } from './auth.errors.js';
+import { Metrics } from '../core/metrics.js';
 import { type ChangePasswordDto } from './dto/change-password.dto.js';
 import { type LoginDto } from './dto/login.dto.js';
 import { LoginThrottle } from './login-throttle.js';
@@ -27,26 +28,58 @@ export class AuthService {
     private readonly access: UserAccessCache,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
+    private readonly metrics: Metrics,
   ) {}
+
+  /**
+   * Refuses a login (429) when the username's or the address's counter is full, before its body is validated
+   * (the throttle guard). The first refusal of a throttling window per key is audited.
+   */
+  async refuseIfThrottled(username: string | undefined, context: RequestContext): Promise<void> {
+    if (await this.throttle.isBlocked(username, context.clientIp ?? ''))
+      await this.refuseThrottled(username, context);
+  }
+
+  private async refuseThrottled(username: string | undefined, context: RequestContext): Promise<never> {
+    this.metrics.loginThrottled();
+    for (const key of await this.throttle.newlyBlocked(username, context.clientIp ?? ''))
+      await this.audit.record(undefined, context, {
+        action: 'auth.login_throttled',
+        targetType: null,
+        targetIds: [],
+        summary: { key },
+      });
+    throw new TooManyLoginAttempts();
+  }
 
   async login({ username, password }: LoginDto, context: RequestContext): Promise<Session> {
     const clientIp = context.clientIp ?? '';
-    // No stored username holds a NUL (PostgreSQL text cannot): such a login simply fails.
-    const user = username.includes('\u0000') ? null : await this.users.findByUsername(username);
-    // An unknown username is verified against a decoy hash, so both failures take the same time.
-    const valid = await this.hasher.verify(user?.passwordHash, password);
-    if (!user || !valid) {
-      await this.throttle.recordFailure(username, clientIp);
-      await this.audit.record(undefined, context, {
-        action: 'auth.login_failed',
-        targetType: user ? 'user' : null,
-        targetIds: user ? [user.id] : [],
-        // jsonb cannot hold U+0000 either.
-        summary: { username: username.replaceAll('\u0000', '\uFFFD') },
-      });
-      throw new InvalidCredentials();
+    // A place in both counters is reserved before the password is checked: a burst of concurrent wrong
+    // attempts can never get more than 10 of them verified (see login-throttle.ts).
+    const attempt = await this.throttle.admit(username, clientIp);
+    if (!attempt) return this.refuseThrottled(username, context);
+    let failed = false;
+    try {
+      // No stored username holds a NUL (PostgreSQL text cannot): such a login simply fails.
+      const user = username.includes('\u0000') ? null : await this.users.findByUsername(username);
+      // An unknown username is verified against a decoy hash, so both failures take the same time.
+      const valid = await this.hasher.verify(user?.passwordHash, password);
+      if (!user || !valid) {
+        failed = true;
+        await this.audit.record(undefined, context, {
+          action: 'auth.login_failed',
+          targetType: user ? 'user' : null,
+          targetIds: user ? [user.id] : [],
+          // jsonb cannot hold U+0000 either.
+          summary: { username: username.replaceAll('\u0000', '\uFFFD') },
+        });
+        throw new InvalidCredentials();
+      }
+      return { ...this.tokens.issue(user), user: toUserSummary(user) };
+    } finally {
+      // A wrong password keeps its place as the failure; anything else (success, a database error) frees it.
+      if (!failed) await this.throttle.release(attempt);
     }
-    return { ...this.tokens.issue(user), user: toUserSummary(user) };
   }
 
   async me(userId: number): Promise<UserSummary> {

@@ -2,19 +2,29 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { type Redis } from 'ioredis';
 import { RedisOutage } from '../redis/redis.module.js';
-import { LOGIN_THROTTLE_RULES, LoginThrottle, type ThrottledKey } from './login-throttle.js';
+import {
+  LOGIN_THROTTLE_RULES,
+  type LoginAttempt,
+  LoginThrottle,
+  type ThrottledKey,
+} from './login-throttle.js';
 
 /**
  * Each counter is a sorted set of failure times (ms, by Redis's own clock so replicas agree), expiring with
  * the window. One script per call: pruning, counting and adding happen atomically on the server.
  */
-const RECORD = `
+const ADMIT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window = tonumber(ARGV[1])
 for i, key in ipairs(KEYS) do
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-  redis.call('ZADD', key, now, ARGV[2])
+  if redis.call('ZCARD', key) >= tonumber(ARGV[2]) then
+    return -1
+  end
+end
+for i, key in ipairs(KEYS) do
+  redis.call('ZADD', key, now, ARGV[3])
   redis.call('PEXPIRE', key, window)
 end
 return now`;
@@ -53,7 +63,7 @@ return out`;
 
 type ThrottleCommands = Redis & {
   loginThrottleNewlyBlocked(...args: (string | number)[]): Promise<number[]>;
-  loginThrottleRecord(...args: (string | number)[]): Promise<number>;
+  loginThrottleAdmit(...args: (string | number)[]): Promise<number>;
   loginThrottleBlocked(...args: (string | number)[]): Promise<number>;
 };
 
@@ -70,7 +80,7 @@ export class RedisLoginThrottle extends LoginThrottle {
     private readonly prefix: string,
   ) {
     super();
-    redis.defineCommand('loginThrottleRecord', { lua: RECORD });
+    redis.defineCommand('loginThrottleAdmit', { lua: ADMIT });
     redis.defineCommand('loginThrottleBlocked', { lua: BLOCKED });
     redis.defineCommand('loginThrottleNewlyBlocked', { lua: NEWLY_BLOCKED });
     this.redis = redis as ThrottleCommands;
@@ -98,10 +108,28 @@ export class RedisLoginThrottle extends LoginThrottle {
     }
   }
 
-  async recordFailure(username: string, ip: string): Promise<void> {
+  /** One script: pruning, checking both counters and reserving in both happen atomically on the server. */
+  async admit(username: string, ip: string): Promise<LoginAttempt | undefined> {
     const keys = this.keys(username, ip);
+    const id = randomUUID();
+    const { windowMs, maxFailures } = LOGIN_THROTTLE_RULES;
     try {
-      await this.redis.loginThrottleRecord(keys.length, ...keys, LOGIN_THROTTLE_RULES.windowMs, randomUUID());
+      const at = await this.redis.loginThrottleAdmit(keys.length, ...keys, windowMs, maxFailures, id);
+      this.outage.succeeded();
+      return at < 0 ? undefined : { keys, at, id };
+    } catch (error) {
+      this.outage.failed(error);
+      // Fails open: the attempt goes on, holding no place.
+      return { keys: [], at: 0, id };
+    }
+  }
+
+  async release(attempt: LoginAttempt): Promise<void> {
+    if (attempt.keys.length === 0) return;
+    try {
+      const pipeline = this.redis.pipeline();
+      for (const key of attempt.keys) pipeline.zrem(key, attempt.id);
+      await pipeline.exec();
       this.outage.succeeded();
     } catch (error) {
       this.outage.failed(error);

@@ -8,12 +8,31 @@ export const LOGIN_THROTTLE_RULES = { windowMs: WINDOW_MS, maxFailures: MAX_FAIL
  * every attempt for it is refused until the window passes. @nestjs/throttler counts every request; the
  * contract counts only failures (401s). In this process ({@link MemoryLoginThrottle}) or, with REDIS_URL,
  * shared by every replica (RedisLoginThrottle in login-throttle-redis.ts).
+ *
+ * An attempt is admitted by reserving a place in both counters at once ({@link LoginThrottle.admit}), before
+ * its password is verified: the reservation is the failure if the password is wrong, and is released if it is
+ * right. Checking first and counting after the (slow) verification would admit every attempt of a burst that
+ * arrives before the first failure is counted.
  */
 export type ThrottledKey = 'address' | 'username';
 
+/** A reserved attempt: the counters it holds a place in, and that place. */
+export interface LoginAttempt {
+  readonly keys: readonly string[];
+  readonly at: number;
+  readonly id: string;
+}
+
 export abstract class LoginThrottle {
+  /** Whether either counter is full (failures and attempts in flight within the window). */
   abstract isBlocked(username: string | undefined, ip: string): boolean | Promise<boolean>;
-  abstract recordFailure(username: string, ip: string): void | Promise<void>;
+  /**
+   * Atomically: when neither counter is full, reserves one place in each and returns the attempt; otherwise
+   * undefined (refuse the attempt). A reservation not released counts as a failure for the whole window.
+   */
+  abstract admit(username: string, ip: string): LoginAttempt | undefined | Promise<LoginAttempt | undefined>;
+  /** The attempt did not fail (right password, or stopped before the password was checked): frees its place. */
+  abstract release(attempt: LoginAttempt): void | Promise<void>;
   /**
    * The kinds of key (`address`, `username`) blocked now whose throttling window has not been reported yet;
    * each window is reported once (the audit trail's `auth.login_throttled`).
@@ -62,9 +81,23 @@ export class MemoryLoginThrottle extends LoginThrottle {
     this.announced.clear();
   }
 
-  recordFailure(username: string, ip: string, now = Date.now()): void {
+  /** Synchronous, so no other attempt can run between the check and the reservation. */
+  admit(username: string, ip: string, now = Date.now()): LoginAttempt | undefined {
     // Keys are otherwise pruned when next looked at; this bounds memory under a spray of usernames.
     if (this.failures.size > 50_000) for (const key of [...this.failures.keys()]) this.recent(key, now);
-    for (const key of this.keys(username, ip)) this.failures.set(key, [...this.recent(key, now), now]);
+    const keys = this.keys(username, ip);
+    if (keys.some((key) => this.recent(key, now).length >= MAX_FAILURES)) return undefined;
+    for (const key of keys) this.failures.set(key, [...this.recent(key, now), now]);
+    return { keys, at: now, id: '' };
+  }
+
+  release(attempt: LoginAttempt): void {
+    for (const key of attempt.keys) {
+      const times = this.failures.get(key);
+      const index = times?.indexOf(attempt.at) ?? -1;
+      if (index < 0) continue;
+      times!.splice(index, 1);
+      if (times!.length === 0) this.failures.delete(key);
+    }
   }
 }
