@@ -118,6 +118,34 @@ void test('Service, PodDisruptionBudget and autoscaler point at the Deployment a
   assert.ok(port, 'the Service targets a named container port');
 });
 
+void test('behind the ingress: client addresses from one proxy hop, and only the ingress reaches the port', () => {
+  assert.equal(one('ConfigMap').data.TRUST_PROXY, '1');
+  const policy = one('NetworkPolicy');
+  const labels = one('Deployment').spec.template.metadata.labels;
+  assert.ok(
+    Object.entries(policy.spec.podSelector.matchLabels).every(([key, value]) => labels[key] === value),
+  );
+  assert.deepEqual(policy.spec.policyTypes, ['Ingress']);
+  assert.equal(policy.spec.ingress.length, 1);
+  const [rule] = policy.spec.ingress;
+  assert.deepEqual(rule.ports, [{ protocol: 'TCP', port: 'http' }]);
+  assert.equal(rule.from.length, 1);
+  assert.ok(rule.from[0].namespaceSelector?.matchLabels, 'admits one namespace (the ingress controller)');
+  assert.equal(rule.from[0].ipBlock, undefined);
+});
+
+void test('files outlive a pod and are shared by the replicas: STORAGE_DIR on a ReadWriteMany claim', () => {
+  const pod = one('Deployment').spec.template.spec;
+  const [container] = pod.containers;
+  const storageDir = container.env.find((entry) => entry.name === 'STORAGE_DIR')?.value;
+  assert.ok(storageDir && !storageDir.startsWith('/tmp'), 'STORAGE_DIR is not on the scratch emptyDir');
+  const mount = container.volumeMounts.find((entry) => entry.mountPath === storageDir);
+  const volume = pod.volumes.find((entry) => entry.name === mount?.name);
+  const claim = one('PersistentVolumeClaim');
+  assert.equal(volume?.persistentVolumeClaim?.claimName, claim.metadata.name);
+  assert.deepEqual(claim.spec.accessModes, ['ReadWriteMany']);
+});
+
 void test('Secret, ConfigMap and migration Job carry the settings the service reads', () => {
   assert.deepEqual(Object.keys(one('Secret').stringData).sort(), ['DATABASE_URL', 'JWT_SECRET']);
   const config = one('ConfigMap').data;
