@@ -93,8 +93,9 @@ export class AuthService {
     if (!user) throw new AuthenticationRequired();
     if (!(await this.hasher.verify(user.passwordHash, dto.current_password)))
       throw new WrongCurrentPassword();
-    const changedAt = new Date();
     const passwordHash = await this.hasher.hash(dto.new_password);
+    // Taken after the slow hash: a token issued meanwhile is never in a later second than the change.
+    const changedAt = new Date();
     const updated = await this.transactions.run(async (transaction) => {
       const row = await this.users.update(
         String(userId),

@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import { type Redis } from 'ioredis';
 import { RedisOutage } from '../redis/redis.module.js';
 import {
+  addressKey,
   LOGIN_THROTTLE_RULES,
   type LoginAttempt,
   LoginThrottle,
@@ -89,7 +90,7 @@ export class RedisLoginThrottle extends LoginThrottle {
   /** Usernames are hashed: keys stay short whatever a client sends, and Redis holds no usernames. */
   private keys(username: string | undefined, ip: string): string[] {
     const base = `${this.prefix}login-failures:`;
-    const ipKey = `${base}ip:${ip}`;
+    const ipKey = `${base}ip:${addressKey(ip)}`;
     if (username === undefined) return [ipKey];
     const user = createHash('sha256').update(username.toLowerCase()).digest('base64url');
     return [ipKey, `${base}user:${user}`];

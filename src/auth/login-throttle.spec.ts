@@ -1,4 +1,4 @@
-import { MemoryLoginThrottle } from './login-throttle.js';
+import { addressKey, MemoryLoginThrottle } from './login-throttle.js';
 
 describe(MemoryLoginThrottle.name, () => {
   const t0 = 1_000_000;
@@ -48,5 +48,27 @@ describe(`${MemoryLoginThrottle.name} reservations`, () => {
     expect(throttle.isBlocked('jane', '10.0.0.1', t0)).toBe(false);
     expect(throttle.admit('jane', '10.0.0.1', t0)).toBeDefined();
     expect(throttle.admit('jane', '10.0.0.1', t0)).toBeUndefined();
+  });
+});
+
+describe('addressKey', () => {
+  it.each([
+    ['192.0.2.7', '192.0.2.7'],
+    ['::ffff:192.0.2.7', '192.0.2.7'],
+    ['2001:db8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
+    ['2001:DB8:1:2::9', '2001:db8:1:2::/64'],
+    ['2001:db8::1', '2001:db8:0:0::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ['::1', '0:0:0:0::/64'],
+    ['2001:0db8:0001:0002:ffff:0:0:1', '2001:db8:1:2::/64'],
+  ])('%s counts as %s', (ip, key) => {
+    expect(addressKey(ip)).toBe(key);
+  });
+
+  it('throttles a whole IPv6 /64 as one client', () => {
+    const throttle = new MemoryLoginThrottle();
+    for (let i = 0; i < 10; i++) throttle.admit(`user${i}`, `2001:db8:1:2::${i + 1}`, 5_000_000);
+    expect(throttle.isBlocked('someone', '2001:db8:1:2:ffff::1', 5_000_001)).toBe(true);
+    expect(throttle.isBlocked('someone', '2001:db8:1:3::1', 5_000_001)).toBe(false);
   });
 });

@@ -16,6 +16,27 @@ export const LOGIN_THROTTLE_RULES = { windowMs: WINDOW_MS, maxFailures: MAX_FAIL
  */
 export type ThrottledKey = 'address' | 'username';
 
+/**
+ * The client-address part of a throttle key. An IPv6 client is counted by its /64: one subscriber gets a whole
+ * /64 (often more) and can pick any of its 2^64 addresses, so counting each /128 on its own would throttle
+ * nobody. An IPv4-mapped IPv6 address counts as its IPv4 address.
+ */
+export function addressKey(ip: string): string {
+  const address = ip.split('%')[0].toLowerCase();
+  if (!address.includes(':')) return address;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  if (mapped) return mapped[1];
+  const [head, tail] = address.includes('::') ? address.split('::') : [address, undefined];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  // An embedded IPv4 tail fills the last two groups; only the first four groups matter here.
+  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => (parseInt(group, 16) || 0).toString(16))
+    .join(':')}::/64`;
+}
+
 /** A reserved attempt: the counters it holds a place in, and that place. */
 export interface LoginAttempt {
   readonly keys: readonly string[];
@@ -54,7 +75,8 @@ export class MemoryLoginThrottle extends LoginThrottle {
   }
 
   private keys(username: string | undefined, ip: string): string[] {
-    return username === undefined ? [`ip:${ip}`] : [`ip:${ip}`, `user:${username.toLowerCase()}`];
+    const address = `ip:${addressKey(ip)}`;
+    return username === undefined ? [address] : [address, `user:${username.toLowerCase()}`];
   }
 
   /** Each throttling window already reported, by key: the time of the window's oldest failure. */

@@ -146,11 +146,14 @@ export class UsersService {
     if (!before) throw new UserNotFound();
     if (admin === false && String(caller.id) === id) throw new CannotDemoteSelf();
 
+    // Hashed first: the change's time is taken after the (slow) hash, so a token issued with the old password
+    // while the hash was computed is still in an earlier second or the same one, never a later one.
+    const passwordHash = password === undefined ? undefined : await this.hasher.hash(password);
     const now = new Date();
     const changes: UserChanges = { updatedAt: now, username, email: email?.toLowerCase(), admin };
-    if (password !== undefined) {
+    if (passwordHash !== undefined) {
       // Tokens issued in an earlier second than this are refused from now on (docs/api.md §2).
-      changes.passwordHash = await this.hasher.hash(password);
+      changes.passwordHash = passwordHash;
       changes.passwordChangedAt = now;
     }
     let updated: Awaited<ReturnType<UsersRepository['update']>>;
