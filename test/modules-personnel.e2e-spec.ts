@@ -1,5 +1,6 @@
+import pg from 'pg';
 import { ModuleRole } from '../src/course-modules/module-role.js';
-import { useTestApp } from './support/app.js';
+import { testDatabaseUrl, useTestApp } from './support/app.js';
 import { freshAdmin } from './support/fresh-admin.js';
 import {
   assignRole,
@@ -392,5 +393,57 @@ describe('module personnel', () => {
       );
       expect((await api.delete(path(), { body: { user_ids: [1], role: 'Tutor' } })).status).toBe(401);
     });
+  });
+  describe('a Lecturer racing an admin', () => {
+    /** Resolves once another backend waits for a lock (the Lecturer's write, behind the open transaction). */
+    async function lockWaiterAppears(): Promise<void> {
+      for (;;) {
+        const [{ waiting }] = await app.dataSource.query<{ waiting: number }[]>(
+          `SELECT count(*)::int AS waiting FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        if (waiting > 0) return;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+
+    it.each([
+      [
+        'personnel POST',
+        (token: string, userId: number) =>
+          api.post(path(), { token, body: { user_ids: [userId], role: 'Tutor' } }),
+      ],
+      [
+        'roster import',
+        (token: string, userId: number, username: string) =>
+          api.post(`/api/modules/${module.id}/roster/import`, {
+            token,
+            headers: { 'content-type': 'text/csv' },
+            body: `user,role\n${username},Tutor\n`,
+          }),
+      ],
+    ])(
+      '%s never replaces a Lecturer role an admin committed after the checks (403, the Lecturer stays)',
+      async (_route, send) => {
+        const admin2 = new pg.Client({ connectionString: testDatabaseUrl() });
+        await admin2.connect();
+        try {
+          await admin2.query('BEGIN');
+          await admin2.query(
+            `INSERT INTO user_module_roles (user_id, module_id, role) VALUES ($1, $2, 'Lecturer')`,
+            [outsider.id, module.id],
+          );
+          const answer = send(tokenFor(lecturer), outsider.id, outsider.username);
+          await lockWaiterAppears();
+          await admin2.query('COMMIT');
+          const res = await answer;
+          expect(res.status).toBe(403);
+          expect(res.body).toEqual(failure(PERMISSION_DENIED));
+          expect(await roleOf(app.dataSource, outsider.id, module.id)).toBe('Lecturer');
+        } finally {
+          await admin2.end();
+        }
+      },
+    );
   });
 });

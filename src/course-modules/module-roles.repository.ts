@@ -101,20 +101,40 @@ export class ModuleRolesRepository {
     return rows.map((row) => row.role);
   }
 
-  /** Gives each named user `role` in the module, replacing another role there, in one statement. */
+  /**
+   * Gives each named user `role` in the module, replacing another role there, in one statement. With
+   * `keepLecturers` a Lecturer row is never replaced, not even one another transaction committed after the
+   * caller's checks: the caller then finds it with {@link lockOtherRoles} and refuses.
+   */
   async assign(
     moduleId: string,
     userIds: readonly string[],
     role: ModuleRole,
     manager: EntityManager,
+    keepLecturers = false,
   ): Promise<void> {
     await manager.query(
       `INSERT INTO user_module_roles (user_id, module_id, role)
        SELECT id, $1, $3 FROM unnest($2::bigint[]) AS named(id)
        ON CONFLICT (user_id, module_id) DO UPDATE SET role = EXCLUDED.role
-       WHERE user_module_roles.role <> EXCLUDED.role`,
-      [moduleId, userIds, role],
+       WHERE user_module_roles.role <> EXCLUDED.role
+         AND NOT ($4::boolean AND user_module_roles.role = 'Lecturer')`,
+      [moduleId, userIds, role, keepLecturers],
     );
+  }
+
+  /** How many of the named users hold the Lecturer role in the module. */
+  async countLecturers(
+    moduleId: string,
+    userIds: readonly number[],
+    manager: EntityManager,
+  ): Promise<number> {
+    const [{ n }] = await manager.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM user_module_roles
+       WHERE module_id = $1 AND user_id = ANY($2::bigint[]) AND role = 'Lecturer'`,
+      [moduleId, userIds],
+    );
+    return n;
   }
 
   /** Takes `role` away from the named users who hold it; the number of rows removed. */
@@ -131,19 +151,24 @@ export class ModuleRolesRepository {
     return removed;
   }
 
-  /** Gives each user its role (replacing another) and removes `removeIds`, in `manager`'s transaction. */
+  /**
+   * Gives each user its role (replacing another) and removes `removeIds`, in `manager`'s transaction. With
+   * `keepLecturers`, as in {@link assign}: a Lecturer row committed meanwhile is left as it is.
+   */
   async applyRoster(
     moduleId: string,
     writes: readonly { userId: number; role: ModuleRole }[],
     removeIds: readonly number[],
     manager: EntityManager,
+    keepLecturers = false,
   ): Promise<void> {
     if (writes.length > 0) {
       await manager.query(
         `INSERT INTO user_module_roles (user_id, module_id, role)
          SELECT id, $1, role FROM unnest($2::bigint[], $3::module_role[]) AS named(id, role)
-         ON CONFLICT (user_id, module_id) DO UPDATE SET role = EXCLUDED.role`,
-        [moduleId, writes.map((write) => write.userId), writes.map((write) => write.role)],
+         ON CONFLICT (user_id, module_id) DO UPDATE SET role = EXCLUDED.role
+         WHERE NOT ($4::boolean AND user_module_roles.role = 'Lecturer')`,
+        [moduleId, writes.map((write) => write.userId), writes.map((write) => write.role), keepLecturers],
       );
     }
     if (removeIds.length > 0) {

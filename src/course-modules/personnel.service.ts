@@ -101,7 +101,14 @@ export class PersonnelService {
       const current = await this.roles.lockOtherRoles(moduleId, ids, role, transaction);
       // A Lecturer may not change an existing Lecturer's role (403, after the users' existence).
       if (!mayReassign(viewer, current)) throw new PermissionDenied();
-      await this.roles.assign(moduleId, ids, role, transaction);
+      // Nor one that an admin's transaction committed since the check: the write keeps it, the re-check sees it.
+      const keepLecturers = !mayReassign(viewer, [ModuleRole.Lecturer]);
+      await this.roles.assign(moduleId, ids, role, transaction, keepLecturers);
+      if (
+        keepLecturers &&
+        !mayReassign(viewer, await this.roles.lockOtherRoles(moduleId, ids, role, transaction))
+      )
+        throw new PermissionDenied();
       return ids.length;
     });
   }

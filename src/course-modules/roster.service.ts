@@ -89,7 +89,12 @@ export class RosterService {
         if (result.exceeds_limit) throw new SyncLimitExceeded(result.removed.length, limit);
         const removeIds = result.removed.map((member) => member.user_id);
         if (writes.length === 0 && removeIds.length === 0) return result;
-        await this.roles.applyRoster(moduleId, writes, removeIds, manager);
+        // A Lecturer caller never changes a Lecturer, not even one an admin committed since the members were read.
+        const keepLecturers = !viewer.admin;
+        await this.roles.applyRoster(moduleId, writes, removeIds, manager, keepLecturers);
+        const written = writes.map((write) => write.userId);
+        if (keepLecturers && (await this.roles.countLecturers(moduleId, written, manager)) > 0)
+          throw new PermissionDenied();
         await this.audit.record(manager, context, {
           action: 'roster.import',
           targetType: 'module',
