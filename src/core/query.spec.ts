@@ -93,6 +93,12 @@ describe('parseSort', () => {
       { column: 'm.year', descending: true },
     ]);
     expect(parseSort(undefined, fields)).toEqual([]);
+    // A repeated field cannot change the order: it is dropped (its direction included), still validated.
+    expect(parseSort('year,code,-year,code,year', fields)).toEqual([
+      { column: 'm.year', descending: false },
+      { column: 'm.code', descending: false },
+    ]);
+    expect(() => parseSort('code,code,nope', fields)).toThrow(new ValidationFailed(INVALID_SORT_MESSAGE));
     expect(parseSort('', fields)).toEqual([]);
   });
 

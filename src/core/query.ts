@@ -98,6 +98,9 @@ export function parseSort(raw: unknown, fields: Readonly<Record<string, string>>
     const descending = trimmed.startsWith('-');
     const name = descending ? trimmed.slice(1) : trimmed;
     if (!Object.hasOwn(fields, name)) throw new ValidationFailed(INVALID_SORT_MESSAGE);
+    // A field already sorted on cannot change the order again: a repeat is dropped, so the ORDER BY (and the
+    // number of distinct statements a client can make) stays bounded by the number of fields.
+    if (keys.some((key) => key.column === fields[name])) continue;
     keys.push({ column: fields[name], descending });
   }
   return keys;

@@ -56,7 +56,7 @@ export class CourseModulesRepository {
     const { sql, params } = moduleListQuery(filter);
     const rows = await preparedQuery<
       PageRow<{ id: string | null; json: string }> & { version?: number | string }
-    >(this.modules.manager.connection, sql, params);
+    >(this.modules.manager.connection, sql, params, { name: filter.sort.length <= 1 });
     const first = rows[0];
     return {
       items: rows.filter((row) => row.id !== null).map((row) => row.json),
