@@ -499,7 +499,7 @@ describe('POST /api/modules/rollover', () => {
       const dataSource = app.dataSource;
       const original = dataSource.createQueryRunner.bind(dataSource);
       const statements: string[] = [];
-      dataSource.createQueryRunner = ((mode?: 'master' | 'slave') => {
+      dataSource.createQueryRunner = (mode?: 'master' | 'slave') => {
         const runner = original(mode);
         const query = runner.query.bind(runner);
         runner.query = (async (sql: string, ...rest: unknown[]) => {
@@ -513,7 +513,7 @@ describe('POST /api/modules/rollover', () => {
           }
         }) as QueryRunner['query'];
         return runner;
-      });
+      };
       try {
         return [await work(), statements];
       } finally {
