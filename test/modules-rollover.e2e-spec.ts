@@ -532,7 +532,7 @@ describe('POST /api/modules/rollover', () => {
 
     const APPLIED = [
       'START TRANSACTION',
-      'SELECT id::text AS id, code',
+      'SELECT m.id::text AS id, m.code',
       'SELECT id::text AS id, code',
       'INSERT INTO modules',
       'INSERT INTO user_module_roles',
@@ -541,7 +541,7 @@ describe('POST /api/modules/rollover', () => {
     ];
     const DRY_RUN = [
       'START TRANSACTION',
-      'SELECT id::text AS id, code',
+      'SELECT m.id::text AS id, m.code',
       'SELECT id::text AS id, code',
       'SELECT p.from_id::text AS "fromId", count(*)::int AS n',
       'COMMIT',

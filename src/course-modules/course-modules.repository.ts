@@ -161,9 +161,9 @@ export class CourseModulesRepository {
     options: { lock: boolean; manager: EntityManager },
   ): Promise<{ id: string; code: string }[]> {
     return options.manager.query<{ id: string; code: string }[]>(
-      `SELECT id::text AS id, code FROM modules
-       WHERE year = $1 AND ($2::text[] IS NULL OR code = ANY($2::text[]))
-       ORDER BY id LIMIT $3
+      `SELECT m.id::text AS id, m.code FROM modules m
+       WHERE m.year = $1 AND ($2::text[] IS NULL OR m.code = ANY($2::text[]))
+       ORDER BY m.id LIMIT $3
        ${options.lock ? 'FOR KEY SHARE' : ''}`,
       [filter.fromYear, filter.codes ?? null, limit],
     );
