@@ -494,7 +494,10 @@ describe('POST /api/modules/rollover', () => {
   });
 
   describe('at scale', () => {
-    /** Every statement the service sends on a query runner (transactions, repository calls) during `work`. */
+    /**
+     * Every statement the service sends on a query runner (transactions, repository calls) during `work`;
+     * `ROLLOVER_TIMES=1` prints each one's time.
+     */
     async function statementsDuring<T>(work: () => Promise<T>): Promise<[T, string[]]> {
       const dataSource = app.dataSource;
       const original = dataSource.createQueryRunner.bind(dataSource);
