@@ -366,14 +366,7 @@ describe('POST /api/modules/rollover', () => {
       await deleting.query(`DELETE FROM users WHERE id = $1`, [tutor.id]);
       const pending = rollover({ from_year: FROM, to_year: TO });
       // The rollover reaches the deleted user's row lock and waits for the deleting transaction.
-      for (;;) {
-        const [{ waiting }] = await app.dataSource.query(
-          `SELECT count(*)::int AS waiting FROM pg_stat_activity
-           WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO user_module_roles%'`,
-        );
-        if (waiting > 0) break;
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+      await untilWaiting('INSERT INTO user_module_roles');
       await deleting.commitTransaction();
       const res = await pending;
       expect(res.status).toBe(201);
@@ -388,6 +381,75 @@ describe('POST /api/modules/rollover', () => {
       [created!.id],
     );
     expect(ids).toEqual([{ id: Number(lecturer.id) }]);
+  });
+
+  /** Waits until a statement starting with `prefix` waits for a lock held by another transaction. */
+  async function untilWaiting(prefix: string): Promise<void> {
+    for (;;) {
+      const [{ waiting }] = await app.dataSource.query(
+        `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+        [`${prefix}%`],
+      );
+      if (waiting > 0) return;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  it('treats a namesake that another transaction creates meanwhile as existing', async () => {
+    const { module } = await staffed('ABC100');
+    const creating: QueryRunner = app.dataSource.createQueryRunner();
+    await creating.connect();
+    let namesake: number;
+    try {
+      await creating.startTransaction();
+      [{ id: namesake }] = await creating.query(
+        `INSERT INTO modules (code, year, credits) VALUES ('ABC100', $1, 1) RETURNING id::int AS id`,
+        [TO],
+      );
+      const pending = rollover({ from_year: FROM, to_year: TO });
+      await untilWaiting('INSERT INTO modules');
+      await creating.commitTransaction();
+      const res = await pending;
+      expect(res.status).toBe(201);
+      expect(res.body.data).toEqual({
+        modules: [
+          {
+            code: 'ABC100',
+            from_id: Number(module.id),
+            to_id: namesake,
+            action: 'exists',
+            members_copied: 3,
+          },
+        ],
+        created: 0,
+        existing: 1,
+        missing: 0,
+        members_copied: 3,
+        dry_run: false,
+      });
+    } finally {
+      if (creating.isTransactionActive) await creating.rollbackTransaction();
+      await creating.release();
+    }
+  });
+
+  it('creates each module once and copies each member once when two rollovers of the same years overlap', async () => {
+    await seedYear(app.dataSource, 40, FROM);
+    const body = { from_year: FROM, to_year: TO };
+    const answers = await Promise.all([rollover(body), rollover(body)]);
+    expect(answers.map((res) => res.status)).toEqual([201, 201]);
+    const [a, b] = answers.map((res) => res.body.data);
+    expect([a.created + b.created, a.members_copied + b.members_copied]).toEqual([40, 120]);
+    // Both name the same next-year modules, whichever of them created each.
+    expect(a.modules.map((row: { to_id: number }) => row.to_id)).toEqual(
+      b.modules.map((row: { to_id: number }) => row.to_id),
+    );
+    expect(a.modules.every((row: { to_id: number | null }) => row.to_id !== null)).toBe(true);
+    const [{ n }] = await app.dataSource.query(
+      `SELECT count(*)::int AS n FROM user_module_roles r JOIN modules m ON m.id = r.module_id WHERE m.year = $1`,
+      [TO],
+    );
+    expect(n).toBe(120);
   });
 
   describe('refusals', () => {
