@@ -7,7 +7,7 @@ import { PasswordHasher } from './users/password-hasher.js';
 import { User } from './users/user.entity.js';
 import { UsersRepository } from './users/users.repository.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
-import { demoSizes, seedDemoData } from './database/demo-data.js';
+import { type DemoResult, demoSizes, seedDemoData } from './database/demo-data.js';
 import { provideDatabase, runMigrations } from './database/database.js';
 
 const USAGE = `Usage: npm run seed:demo [-- --scale N] [-- --password PASSWORD]
@@ -90,7 +90,8 @@ async function main(argv: string[]): Promise<number> {
           `(this run added ${result.inserted.users} users, ${result.inserted.modules} modules, ` +
           `${result.inserted.roles} roles, ${result.avatars} avatars).\n` +
           `Every demo user has the password "${values.password}" (hashed once, shared). For example:\n` +
-          examples.map((row) => `  ${row.role.padEnd(18)} ${row.username}\n`).join(''),
+          examples.map((row) => `  ${row.role.padEnd(18)} ${row.username}\n`).join('') +
+          rolloverHint(result.rollover),
       );
     } finally {
       await dataSource.destroy();
@@ -99,6 +100,15 @@ async function main(argv: string[]): Promise<number> {
     await database.stop();
   }
   return 0;
+}
+
+/** The next step worth trying as admin, while the latest year has not been rolled over. */
+function rolloverHint(rollover: DemoResult['rollover']): string {
+  if (rollover.modules === 0 || rollover.alreadyRolledOver === rollover.modules) return '';
+  return (
+    `The ${rollover.modules} modules of ${rollover.fromYear} have no ${rollover.toYear} edition yet: as admin, try ` +
+    `POST /api/modules/rollover?dry_run=true with {"from_year": ${rollover.fromYear}, "to_year": ${rollover.toYear}}.\n`
+  );
 }
 
 try {

@@ -92,6 +92,29 @@ describe('Audit events written by changes', () => {
       ).toBe(200);
       await none();
     });
+
+    it('module.rollover names the created modules with the years and counts; none for a dry run, a refusal or a rerun', async () => {
+      const source = await makeModule(app.dataSource, { code: 'CSC101', year: 2026 });
+      const lecturer = await makeUser(app.dataSource);
+      await assignRole(app.dataSource, lecturer.id, source.id, ModuleRole.Lecturer);
+      const rollover = (body: object, query = '') =>
+        api.post(`/api/modules/rollover${query}`, { token, body });
+      const body = { from_year: 2026, to_year: 2027, codes: ['CSC101', 'CSC999'] };
+      expect((await rollover(body, '?dry_run=true')).status).toBe(200);
+      expect((await rollover({ ...body, to_year: 2026 })).status).toBe(400);
+      await none();
+      const res = await rollover(body);
+      expect(res.status).toBe(201);
+      expect(await only('module.rollover')).toMatchObject({
+        actor_id: Number(admin.id),
+        target_type: 'module',
+        target_ids: [String(res.body.data.modules[0].to_id)],
+        summary: { from_year: 2026, to_year: 2027, created: 1, existing: 0, missing: 1, members_copied: 1 },
+      });
+      await app.dataSource.query(`TRUNCATE audit_events`);
+      expect((await rollover(body)).body.data).toMatchObject({ created: 0, members_copied: 0 });
+      await none();
+    });
   });
 
   describe('personnel and students', () => {

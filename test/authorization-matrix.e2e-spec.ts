@@ -140,6 +140,10 @@ const TABLE: Record<string, Row> = {
     allowed: ADMIN,
     build: ({ module }) => ({ json: { module_ids: [module.id] } }),
   },
+  'POST /api/modules/rollover': {
+    allowed: ADMIN,
+    build: ({ module }) => ({ json: { from_year: module.year, to_year: 2032, codes: [module.code] } }),
+  },
 
   'GET /api/modules/{module_id}/personnel': { allowed: STAFF },
   'GET /api/modules/{module_id}/personnel/eligible': { allowed: STAFF },

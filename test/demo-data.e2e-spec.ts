@@ -20,6 +20,7 @@ describe('demo data', () => {
 
   it('fills every table in the stated proportions, and a second run adds nothing', async () => {
     const size = demoSizes(scale);
+    const admin = await makeUser(app.dataSource, { admin: true });
     const first = await seed();
     expect(first.inserted).toEqual({ users: size.users, modules: size.modules, roles: first.roles });
     expect(first.modules).toBe(size.modules);
@@ -45,6 +46,23 @@ describe('demo data', () => {
     expect(words.common / size.modules).toBeLessThan(0.25);
     expect(words.rare).toBeGreaterThan(0);
     expect(words.rare / size.modules).toBeLessThan(0.01);
+
+    // The latest year is not rolled over yet: the rollover of docs/api.md §13 has its staff to copy.
+    const latest = new Date().getUTCFullYear();
+    expect(first.rollover).toEqual({
+      fromYear: latest,
+      toYear: latest + 1,
+      modules: expect.any(Number),
+      alreadyRolledOver: 0,
+    });
+    expect(first.rollover.modules).toBeGreaterThan(0);
+    const dry = await api.post('/api/modules/rollover?dry_run=true', {
+      token: tokenFor(admin),
+      body: { from_year: latest, to_year: latest + 1 },
+    });
+    expect(dry.body.data).toMatchObject({ created: first.rollover.modules, existing: 0, missing: 0 });
+    // Every module has a lecturer, every second an assistant lecturer, two in three a tutor.
+    expect(dry.body.data.members_copied).toBeGreaterThan(first.rollover.modules * 2);
 
     const second = await seed();
     expect(second.inserted).toEqual({ users: 0, modules: 0, roles: 0 });

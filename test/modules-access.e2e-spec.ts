@@ -25,6 +25,12 @@ const ROUTES: Route[] = [
   },
   { method: 'DELETE', path: '/api/modules/:id', adminOnly: true },
   { method: 'DELETE', path: '/api/modules/bulk', adminOnly: true, body: { module_ids: [1] } },
+  {
+    method: 'POST',
+    path: '/api/modules/rollover',
+    adminOnly: true,
+    body: { from_year: 2026, to_year: 2027 },
+  },
   { method: 'GET', path: '/api/modules/:id/personnel', adminOnly: false },
   { method: 'GET', path: '/api/modules/:id/personnel/eligible', adminOnly: false },
   {

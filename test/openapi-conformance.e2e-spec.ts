@@ -287,6 +287,28 @@ describe('responses conform to the OpenAPI document', () => {
     await expectStatus(409, 'DELETE', students, { token, body: { user_ids: [state.student.id] } });
   });
 
+  it('rolls modules over into the next year', async () => {
+    const token = state.adminToken;
+    const body = { from_year: 2026, to_year: 2027, codes: ['CSC101', 'CSC102', 'ZZZ999'] };
+    await expectStatus(200, 'POST', '/api/modules/rollover?dry_run=true', { token, body });
+    const applied = await expectStatus(201, 'POST', '/api/modules/rollover', { token, body });
+    expect(applied.body.data).toMatchObject({ created: 2, missing: 1 });
+    await expectStatus(201, 'POST', '/api/modules/rollover', {
+      token,
+      body: { ...body, roles: ['student'] },
+    });
+    await expectStatus(400, 'POST', '/api/modules/rollover', {
+      token,
+      body: { from_year: 2026, to_year: 2026 },
+    });
+    await expectStatus(403, 'POST', '/api/modules/rollover', { token: state.lecturer.token, body });
+    const codes = Array.from(
+      { length: 10_001 },
+      (_, i) => `R${String.fromCharCode(65 + Math.floor(i / 1000))}A${String(i % 1000).padStart(3, '0')}`,
+    );
+    await expectStatus(413, 'POST', '/api/modules/rollover', { token, body: { ...body, codes } });
+  });
+
   it('imports and exports CSV, and reads the audit trail', async () => {
     const token = state.adminToken;
     const csv = (text: string) => ({ token, body: text, headers: { 'content-type': 'text/csv' } });

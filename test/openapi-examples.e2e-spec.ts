@@ -26,6 +26,7 @@ const SESSION: [method: string, path: string, status: number][] = [
   ['post', '/api/modules', 201],
   ['put', '/api/modules/{module_id}', 200],
   ['post', '/api/modules/{module_id}/personnel', 200],
+  ['post', '/api/modules/rollover', 201],
   ['delete', '/api/modules/{module_id}/personnel', 200],
   ['post', '/api/modules/{module_id}/students', 200],
   ['delete', '/api/modules/{module_id}/students', 200],

@@ -26,6 +26,7 @@ const ACCESS: Record<string, Access> = {
   'GET /api/modules/me': 'authenticated',
   'POST /api/modules': 'admin',
   'DELETE /api/modules/bulk': 'admin',
+  'POST /api/modules/rollover': 'admin',
   'GET /api/modules/{module_id}': 'module',
   'PUT /api/modules/{module_id}': 'admin',
   'DELETE /api/modules/{module_id}': 'admin',

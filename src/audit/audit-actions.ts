@@ -9,6 +9,7 @@ export const AUDIT_ACTIONS = [
   'students.enrol',
   'students.remove',
   'roster.import',
+  'module.rollover',
   'user.create',
   'user.bulk_create',
   'user.import',

@@ -9,11 +9,13 @@ import { CourseModulesController } from './course-modules.controller.js';
 import { CourseModulesRepository } from './course-modules.repository.js';
 import { CourseModulesService } from './course-modules.service.js';
 import { ModuleBodyPipe } from './dto/module-body.pipe.js';
+import { RolloverBodyPipe } from './dto/rollover-body.pipe.js';
 import { ModuleFiles } from './module-files.js';
 import { ModuleRolesRepository } from './module-roles.repository.js';
 import { ModuleTotals } from './module-totals.js';
 import { PersonnelController, StudentsController } from './personnel.controller.js';
 import { PersonnelService } from './personnel.service.js';
+import { RolloverService } from './rollover.service.js';
 import { RosterController } from './roster.controller.js';
 import { RosterService } from './roster.service.js';
 import { UserModuleRole } from './user-module-role.entity.js';
@@ -39,6 +41,8 @@ import { UserModulesController } from './user-modules.controller.js';
     ModuleBodyPipe,
     ModuleTotals,
     RosterService,
+    RolloverService,
+    RolloverBodyPipe,
   ],
 })
 export class CourseModulesModule implements NestModule {

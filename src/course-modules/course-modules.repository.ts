@@ -150,6 +150,62 @@ export class CourseModulesRepository {
     return { ids: found, modules, storageKeys: files.map((file) => file.key) };
   }
 
+  /**
+   * Rollover (docs/api.md §13): the modules of `fromYear` (only those with a code in `codes` when given), at most
+   * `limit` of them, in one statement. With `lock` they cannot be deleted until the transaction ends; locks are
+   * taken in id order, as deletes take theirs.
+   */
+  rolloverSources(
+    filter: { fromYear: number; codes: readonly string[] | undefined },
+    limit: number,
+    options: { lock: boolean; manager: EntityManager },
+  ): Promise<{ id: string; code: string }[]> {
+    return options.manager.query<{ id: string; code: string }[]>(
+      `SELECT m.id::text AS id, m.code FROM modules m
+       WHERE m.year = $1 AND ($2::text[] IS NULL OR m.code = ANY($2::text[]))
+       ORDER BY m.id LIMIT $3
+       ${options.lock ? 'FOR KEY SHARE' : ''}`,
+      [filter.fromYear, filter.codes ?? null, limit],
+    );
+  }
+
+  /**
+   * The ids of the modules of `year` with a code among `codes`, by code, in one statement: one scan against the
+   * array (hashed by PostgreSQL), never a join, whose plan could go quadratic on the statistics of a year that has
+   * just been filled (docs/sql/modules.md).
+   */
+  async idsByCode(
+    codes: readonly string[],
+    year: number,
+    manager: EntityManager,
+  ): Promise<Map<string, string>> {
+    const rows = await manager.query<{ id: string; code: string }[]>(
+      `SELECT id::text AS id, code FROM modules WHERE year = $1 AND code = ANY($2::text[])`,
+      [year, codes],
+    );
+    return new Map(rows.map((row) => [row.code, row.id]));
+  }
+
+  /**
+   * Creates the `toYear` namesake (same code, description and credits) of each module among `sourceIds`, in one
+   * statement; returns the modules created. A namesake that exists (created meanwhile by someone else) is skipped.
+   */
+  insertCopies(
+    sourceIds: readonly string[],
+    toYear: number,
+    manager: EntityManager,
+  ): Promise<ModuleSource[]> {
+    return manager.query<ModuleSource[]>(
+      `INSERT INTO modules (code, year, description, credits)
+       SELECT s.code, $2, s.description, s.credits FROM modules s
+       WHERE s.id = ANY($1::bigint[])
+       ORDER BY s.code
+       ON CONFLICT (code, year) DO NOTHING
+       ${MODULE_RETURNING}`,
+      [sourceIds, toYear],
+    );
+  }
+
   /** The existing modules among `ids` (decimal strings). */
   async existingIds(ids: readonly string[]): Promise<Set<string>> {
     const rows = await this.modules.query<{ id: string }[]>(

@@ -19,6 +19,29 @@ import { type ModuleRole } from './module-role.js';
 import { type Member } from './roster-import.js';
 import { UserModuleRole } from './user-module-role.entity.js';
 
+/** A role row written by a rollover: decimal ids. */
+export interface CopiedMember {
+  userId: string;
+  moduleId: string;
+  role: ModuleRole;
+}
+
+/** From and to module ids, in pairs (decimal strings); a null `to` is a module still to be created. */
+export interface ModulePairs {
+  from: readonly string[];
+  to: readonly (string | null)[];
+}
+
+/**
+ * The role rows of `roles` ($3) in each pair's `from` module ($1, $2), and the condition that their user holds
+ * no role in the pair's `to` module: what a rollover copies (docs/api.md §13), for the copy and its dry-run count.
+ */
+const PAIR_ROLES = `
+  FROM unnest($1::bigint[], $2::bigint[]) AS p(from_id, to_id)
+  JOIN user_module_roles r ON r.module_id = p.from_id AND r.role = ANY($3::module_role[])`;
+const LACKING_IN_TARGET = `
+  NOT EXISTS (SELECT 1 FROM user_module_roles h WHERE h.module_id = p.to_id AND h.user_id = r.user_id)`;
+
 /** A user with the role held in a module. */
 export type MemberRow = UserSummarySource & { role: ModuleRole };
 
@@ -149,6 +172,43 @@ export class ModuleRolesRepository {
       [moduleId, userIds, role],
     );
     return removed;
+  }
+
+  /**
+   * Copies into each pair's `to` module the role rows of `roles` its `from` module has and whose user holds no
+   * role there yet, in one statement; returns the rows written. The users are locked against deletion first:
+   * one deleted by a transaction that commits meanwhile is skipped instead of failing the foreign key check.
+   */
+  copyMembers(
+    pairs: ModulePairs,
+    roles: readonly ModuleRole[],
+    manager: EntityManager,
+  ): Promise<CopiedMember[]> {
+    return manager.query<CopiedMember[]>(
+      `INSERT INTO user_module_roles (user_id, module_id, role)
+       SELECT r.user_id, p.to_id, r.role ${PAIR_ROLES}
+       JOIN users u ON u.id = r.user_id
+       WHERE ${LACKING_IN_TARGET}
+       ORDER BY p.to_id, r.user_id
+       FOR KEY SHARE OF u
+       ON CONFLICT (user_id, module_id) DO NOTHING
+       RETURNING user_id::text AS "userId", module_id::text AS "moduleId", role`,
+      [pairs.from, pairs.to, roles],
+    );
+  }
+
+  /** How many role rows {@link copyMembers} would copy, by `from` module id (modules with none left out). */
+  async countMembersToCopy(
+    pairs: ModulePairs,
+    roles: readonly ModuleRole[],
+    manager: EntityManager,
+  ): Promise<Map<string, number>> {
+    const rows = await manager.query<{ fromId: string; n: number }[]>(
+      `SELECT p.from_id::text AS "fromId", count(*)::int AS n ${PAIR_ROLES}
+       WHERE ${LACKING_IN_TARGET} GROUP BY p.from_id`,
+      [pairs.from, pairs.to, roles],
+    );
+    return new Map(rows.map((row) => [row.fromId, row.n]));
   }
 
   /**

@@ -16,6 +16,7 @@ import { type DataSource, type EntityManager } from 'typeorm';
  * three a tutor, and each student takes 3 to 10 modules (one in 500 takes 20). The first module (an
  * introductory course of the latest year) has a big cohort (6.8 % of the students), the second a seminar of
  * about a dozen people. "Introduction" is in about 20 % of the descriptions, "palaeography" in about 0.1 %.
+ * The latest year's modules have no namesakes in the next year, so the academic-year rollover has work to do.
  */
 export interface DemoOptions {
   scale: number;
@@ -38,6 +39,11 @@ export interface DemoResult {
   avatars: number;
   /** Rows this run inserted (0 on a second run). */
   inserted: { users: number; modules: number; roles: number };
+  /**
+   * The academic-year rollover to try (docs/api.md §13): the latest year, its modules, and how many of their codes
+   * the next year already has (none until someone rolls them over).
+   */
+  rollover: { fromYear: number; toYear: number; modules: number; alreadyRolledOver: number };
 }
 
 export const DEMO_COMMON_WORD = 'Introduction';
@@ -297,8 +303,20 @@ export async function seedDemoData(dataSource: DataSource, options: DemoOptions)
     `SELECT (SELECT count(*) FROM users)::int AS users, (SELECT count(*) FROM modules)::int AS modules,
             (SELECT count(*) FROM user_module_roles)::int AS roles`,
   );
+  const [rollover] = await dataSource.query<{ modules: number; alreadyRolledOver: number }[]>(
+    `SELECT count(*)::int AS modules,
+            count(*) FILTER (WHERE EXISTS (SELECT 1 FROM modules n WHERE n.code = m.code AND n.year = $1 + 1))::int
+              AS "alreadyRolledOver"
+     FROM modules m WHERE m.year = $1`,
+    [latestYear],
+  );
   progress(1, 'done');
-  return { ...counts, avatars, inserted };
+  return {
+    ...counts,
+    avatars,
+    inserted,
+    rollover: { fromYear: latestYear, toYear: latestYear + 1, ...rollover },
+  };
 }
 
 /** Every tenth demo user (up to {@link AVATARS_MAX}) without an avatar gets a small PNG of their own colour. */
