@@ -14,7 +14,7 @@ export interface StreamBounds {
   statementMs: number;
   /** From the first row to the last: DB_LONG_QUERY_TIMEOUT_MS. */
   wholeMs: number;
-  /** Without a read by the consumer (a client that stopped reading, a server that stopped answering). */
+  /** Rows waiting without a read by the consumer (a client that stopped reading). */
   idleMs: number;
 }
 
@@ -35,14 +35,21 @@ export class StreamTimedOut extends Error {
   }
 }
 
-/** pg-query-stream, with a hook on each read of its consumer and on its destruction. */
+/** pg-query-stream, with hooks on each read of its consumer, each row handed over, and its destruction. */
 class WatchedQueryStream extends QueryStream {
   onRead: () => void = () => undefined;
+  onPush: () => void = () => undefined;
   onCut: () => void = () => undefined;
 
   override _read(size: number): void {
     this.onRead();
     super._read(size);
+  }
+
+  override push(chunk: unknown): boolean {
+    const more = super.push(chunk);
+    if (chunk !== null) this.onPush();
+    return more;
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
@@ -81,12 +88,33 @@ export async function streamRows(
     throw error;
   }
   const rows = client.query(new WatchedQueryStream(sql, params, { batchSize: BATCH_SIZE }));
+  const whole = setTimeout(
+    () => rows.destroy(new StreamTimedOut('ran longer than', bounds.wholeMs)),
+    bounds.wholeMs,
+  );
+  // Counts only while rows wait for the consumer: from a row handed over until the consumer's next read. The
+  // database's own time (a read waiting for the next batch) is bounded by the statement timeout instead.
+  let readPending = true;
+  let lastPushAt = Date.now();
+  rows.onRead = () => (readPending = true);
+  rows.onPush = () => {
+    readPending = false;
+    lastPushAt = Date.now();
+  };
+  const idle = setInterval(
+    () => {
+      if (!readPending && Date.now() - lastPushAt >= bounds.idleMs) {
+        rows.destroy(new StreamTimedOut('had no reader for', bounds.idleMs));
+      }
+    },
+    Math.max(Math.floor(bounds.idleMs / 4), 25),
+  );
   let released = false;
   const release = (drop: boolean) => {
     if (released) return;
     released = true;
     clearTimeout(whole);
-    clearTimeout(idle);
+    clearInterval(idle);
     if (drop) {
       discardConnection(client);
       void runner.release();
@@ -100,20 +128,6 @@ export async function streamRows(
       },
     );
   };
-  const whole = setTimeout(
-    () => rows.destroy(new StreamTimedOut('ran longer than', bounds.wholeMs)),
-    bounds.wholeMs,
-  );
-  let idle = setTimeout(() => undefined, 0);
-  const watchIdle = () => {
-    clearTimeout(idle);
-    idle = setTimeout(
-      () => rows.destroy(new StreamTimedOut('had no reader for', bounds.idleMs)),
-      bounds.idleMs,
-    );
-  };
-  watchIdle();
-  rows.onRead = watchIdle;
   rows.onCut = () => release(true);
   rows.once('end', () => release(false));
   // Whatever else closes it (a statement error after which the cursor was closed): never reused.
