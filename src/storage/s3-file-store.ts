@@ -10,7 +10,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { type S3Settings } from '../config/app-config.js';
-import { type FileStore, type StoredFileInfo } from './file-store.js';
+import { type FileStore, type StoredFile, type StoredFileInfo } from './file-store.js';
 
 /** S3 deletes at most this many keys per request. */
 const DELETE_BATCH = 1000;
@@ -100,6 +100,16 @@ export class S3FileStore implements FileStore {
       for (const object of page.Contents ?? []) names.push(object.Key!.slice(prefix.length));
     }
     return names;
+  }
+
+  async listFiles(folder: string): Promise<StoredFile[]> {
+    const files: StoredFile[] = [];
+    for await (const page of this.pages(`${folder}/`)) {
+      for (const object of page.Contents ?? []) {
+        files.push({ key: object.Key!, modifiedAt: object.LastModified?.getTime() ?? 0 });
+      }
+    }
+    return files;
   }
 
   async stat(key: string): Promise<StoredFileInfo | null> {
