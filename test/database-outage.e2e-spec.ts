@@ -323,7 +323,9 @@ describe('a database outage under load', () => {
       if (isSuccess(ready) && isSuccess(list)) return Date.now();
       await sleep(100);
     }
-    const last = polls.slice(-2).map((sample) => ({ op: sample.op, status: sample.status, body: sample.body }));
+    const last = polls
+      .slice(-2)
+      .map((sample) => ({ op: sample.op, status: sample.status, body: sample.body }));
     throw new Error(`the service did not recover within ${RECOVERY_BOUND_MS} ms: ${JSON.stringify(last)}`);
   }
 
