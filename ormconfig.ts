@@ -33,7 +33,11 @@ export const migrations = [
   AuditEvents1763900000000,
 ];
 
-/** How long the service waits on the database (DB_STATEMENT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS, DB_CONNECT_TIMEOUT_MS). */
+/**
+ * How long the service waits on the database: DB_STATEMENT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS and
+ * DB_CONNECT_TIMEOUT_MS for interactive requests; DB_LONG_STATEMENT_TIMEOUT_MS and DB_LONG_QUERY_TIMEOUT_MS for
+ * long-running work (docs/operations.md, "When the database fails").
+ */
 export interface DatabaseTimeouts {
   /** PostgreSQL's `statement_timeout`: the server cancels a statement that runs longer. */
   statementMs: number;
@@ -43,12 +47,20 @@ export interface DatabaseTimeouts {
   connectMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: DatabaseTimeouts = { statementMs: 30_000, queryMs: 35_000, connectMs: 5000 };
+/** The settings' defaults for interactive requests: a pool wait plus one unanswered query stays under 10 s. */
+export const DEFAULT_TIMEOUTS: DatabaseTimeouts = { statementMs: 5000, queryMs: 6000, connectMs: 2500 };
 
 /**
- * Migrations and the demo generator: one statement may rightly run for minutes on a large database (an index
- * over a million rows), so neither the server nor the client bounds it (0: no timeout).
+ * The settings' defaults for long-running work (imports, exports, rollover, migrations, the demo generator):
+ * one statement may rightly run for a minute or two on a large database.
  */
+export const DEFAULT_LONG_TIMEOUTS: DatabaseTimeouts = {
+  statementMs: 120_000,
+  queryMs: 125_000,
+  connectMs: 2500,
+};
+
+/** The benchmark's seeding at scales of hundreds (bench/run.js), watched by a person: no bound (0). */
 export const BATCH_TIMEOUTS: DatabaseTimeouts = { statementMs: 0, queryMs: 0, connectMs: 5000 };
 
 /** The one description of the database, used by the service and by the migration CLI. */
@@ -78,4 +90,6 @@ export function dataSourceOptions(
 }
 
 /** For the TypeORM CLI (`typeorm migration:run -d dist/ormconfig.js`); needs DATABASE_URL. */
-export default new DataSource(dataSourceOptions(process.env.DATABASE_URL ?? 'postgres://localhost/unset'));
+export default new DataSource(
+  dataSourceOptions(process.env.DATABASE_URL ?? 'postgres://localhost/unset', 1, DEFAULT_LONG_TIMEOUTS),
+);

@@ -6,6 +6,7 @@ import { AuthModule } from './auth/auth.module.js';
 import { type AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { CoreModule } from './core/core.module.js';
+import { interactiveTimeouts } from './database/database.js';
 import { CourseModulesModule } from './course-modules/course-modules.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './core/metrics.js';
@@ -24,11 +25,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         TypeOrmModule.forRoot({
-          ...dataSourceOptions(config.databaseUrl, config.dbPoolSize, {
-            statementMs: config.dbStatementTimeoutMs,
-            queryMs: config.dbQueryTimeoutMs,
-            connectMs: config.dbConnectTimeoutMs,
-          }),
+          ...dataSourceOptions(config.databaseUrl, config.dbPoolSize, interactiveTimeouts(config)),
           // Migrations ran before the module was built (see runMigrations); fail fast if the server is gone.
           migrationsRun: false,
           retryAttempts: 3,

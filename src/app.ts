@@ -16,7 +16,7 @@ import { createRootLogger, NestPinoLogger } from './core/logger.js';
 import { Metrics } from './core/metrics.js';
 import { setupOpenApi } from './core/openapi.setup.js';
 import { registerSecurityHeaders } from './core/security-headers.js';
-import { provideDatabase, runMigrations } from './database/database.js';
+import { longTimeouts, provideDatabase, runMigrations } from './database/database.js';
 
 export const JSON_BODY_LIMIT = 1_048_576;
 /** The largest file a multipart upload may carry (an avatar: 2 MiB). */
@@ -124,7 +124,7 @@ export async function startService(config: AppConfig): Promise<RunningService> {
   const database = await provideDatabase(config.databaseUrl, config.dataDir, log);
   let app: NestFastifyApplication | undefined;
   try {
-    const applied = await runMigrations(database.url);
+    const applied = await runMigrations(database.url, longTimeouts(config));
     if (applied.length > 0) logger.info({ migrations: applied }, 'Applied migrations');
     app = await createApp({ ...config, databaseUrl: database.url, jwtSecret }, logger);
     await app.listen({ port: config.port, host: config.host });

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../ormconfig.js';
 import { PasswordHasher } from './users/password-hasher.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
-import { provideDatabase, runMigrations } from './database/database.js';
+import { interactiveTimeouts, longTimeouts, provideDatabase, runMigrations } from './database/database.js';
 import {
   EMAIL_MESSAGE,
   PASSWORD_MAX,
@@ -46,8 +46,10 @@ async function createUser(args: string[]): Promise<void> {
   const quiet = { log: () => undefined, error: (message: string) => process.stderr.write(`${message}\n`) };
   const database = await provideDatabase(config.databaseUrl, config.dataDir, quiet);
   try {
-    await runMigrations(database.url);
-    const dataSource = await new DataSource(dataSourceOptions(database.url, 1)).initialize();
+    await runMigrations(database.url, longTimeouts(config));
+    const dataSource = await new DataSource(
+      dataSourceOptions(database.url, 1, interactiveTimeouts(config)),
+    ).initialize();
     try {
       const hash = await new PasswordHasher().hash(password);
       const rows = await dataSource.query<{ id: number }[]>(

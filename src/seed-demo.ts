@@ -1,14 +1,14 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
-import { BATCH_TIMEOUTS, dataSourceOptions } from '../ormconfig.js';
+import { dataSourceOptions } from '../ormconfig.js';
 import { AdminBootstrap } from './auth/admin-bootstrap.js';
 import { PasswordHasher } from './users/password-hasher.js';
 import { User } from './users/user.entity.js';
 import { UsersRepository } from './users/users.repository.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { type DemoResult, demoSizes, seedDemoData } from './database/demo-data.js';
-import { provideDatabase, runMigrations } from './database/database.js';
+import { longTimeouts, provideDatabase, runMigrations } from './database/database.js';
 
 const USAGE = `Usage: npm run seed:demo [-- --scale N] [-- --password PASSWORD]
 
@@ -57,14 +57,16 @@ async function main(argv: string[]): Promise<number> {
   const quiet = { log: () => undefined, error: (message: string) => process.stderr.write(`${message}\n`) };
   const database = await provideDatabase(config.databaseUrl, config.dataDir, quiet);
   try {
-    await runMigrations(database.url);
-    const dataSource = await new DataSource(dataSourceOptions(database.url, 2, BATCH_TIMEOUTS)).initialize();
+    await runMigrations(database.url, longTimeouts(config));
+    const dataSource = await new DataSource(
+      dataSourceOptions(database.url, 2, longTimeouts(config)),
+    ).initialize();
     try {
       const hasher = new PasswordHasher();
       // The first administrator, as the service creates it at its first start (prints a generated password).
       await new AdminBootstrap(
         config,
-        new UsersRepository(dataSource.getRepository(User)),
+        new UsersRepository(dataSource.getRepository(User), config),
         hasher,
       ).onApplicationBootstrap();
       const size = demoSizes(scale);

@@ -3,7 +3,7 @@ import { startTestApp, testDatabaseUrl, useTestApp } from './support/app.js';
 import { client } from './support/http.js';
 
 describe('health', () => {
-  const { api } = useTestApp();
+  const { app, api } = useTestApp();
 
   it('answers liveness without a token', async () => {
     const res = await api.get('/api/health');
@@ -50,6 +50,25 @@ describe('health', () => {
       await isolated.close();
       await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
       await admin.end();
+    }
+  });
+
+  it('answers readiness 200 while every connection of the request pool is taken (its own connection)', async () => {
+    // Every pooled connection held, as under a load that saturates the pool: readiness must not queue behind it.
+    const held = await Promise.all(
+      Array.from({ length: app.config.dbPoolSize }, async () => {
+        const runner = app.dataSource.createQueryRunner();
+        await runner.connect();
+        return runner;
+      }),
+    );
+    try {
+      const started = Date.now();
+      const res = await api.get('/api/health/ready');
+      expect(res).toMatchObject({ status: 200, body: { data: { database: 'up' } } });
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      await Promise.all(held.map((runner) => runner.release()));
     }
   });
 });

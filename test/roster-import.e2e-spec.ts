@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { ModuleRole } from '../src/course-modules/module-role.js';
 import { failure, INVALID_ROLE, PERMISSION_DENIED } from './support/modules-fixtures.js';
 import { useTestApp } from './support/app.js';
@@ -176,6 +177,59 @@ describe('Roster import and export', () => {
       body: failure('max_removals must be an integer of at least 0'),
     });
     expect(await auditEvents(app.dataSource)).toEqual([]);
+  });
+
+  /**
+   * Starts an import whose body never ends (chunked, a first part sent) and resolves with the answer: an answer
+   * that comes proves the service decided without reading the file.
+   */
+  const answerWithoutBody = (path: string, as: string) =>
+    new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const url = new URL(app.url + path);
+      const request = http.request({
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'text/csv', authorization: `Bearer ${as}` },
+      });
+      request.on('response', (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => {
+          request.destroy();
+          resolve({ status: response.statusCode!, body: JSON.parse(text) });
+        });
+      });
+      request.on('error', reject);
+      // Without a decision before the body, no answer ever comes: fail instead of waiting for Jest's timeout.
+      request.setTimeout(10_000, () => reject(new Error('no answer before the body ended')));
+      request.write(`user,role\n${'ann,Student\n'.repeat(1000)}`);
+    });
+
+  it('checks the module (404) and the role of the caller (403) before reading the file', async () => {
+    const outsider = await makeUser(app.dataSource);
+    const tutor = await makeUser(app.dataSource);
+    await assignRole(app.dataSource, tutor.id, mod.id, ModuleRole.Tutor);
+    expect(await answerWithoutBody(`/api/modules/${mod.id}/roster/import`, tokenFor(outsider))).toEqual({
+      status: 403,
+      body: failure(PERMISSION_DENIED),
+    });
+    expect(await answerWithoutBody(`/api/modules/${mod.id}/roster/import`, tokenFor(tutor))).toEqual({
+      status: 403,
+      body: failure(PERMISSION_DENIED),
+    });
+    expect(await answerWithoutBody('/api/modules/999999999/roster/import', token)).toEqual({
+      status: 404,
+      body: failure('Module not found'),
+    });
+    // A file the caller could not import anyway is not looked at: no 400 for its shape.
+    expect(await importRoster('user\nann\n', '', tokenFor(outsider))).toMatchObject({
+      status: 403,
+      body: failure(PERMISSION_DENIED),
+    });
+    expect(await roster()).toEqual([`${tutor.username}:Tutor`]);
   });
 
   describe('mode=sync', () => {

@@ -1,10 +1,13 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { type AppConfig } from '../src/config/app-config.js';
 import { ModuleFiles } from '../src/course-modules/module-files.js';
 import { AvatarFiles } from '../src/users/avatar-files.js';
+import { LocalFileStore } from '../src/storage/local-file-store.js';
+import { S3FileStore } from '../src/storage/s3-file-store.js';
 import { StorageService } from '../src/storage/storage.service.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { makeModule, makeUser, tokenFor, type UserRow } from './support/factories.js';
@@ -234,6 +237,32 @@ describe.each(['local directory', 'S3 bucket'])('Storage in a %s', (kind) => {
       expect(await app.service.app.get(AvatarFiles).sweep(later)).toEqual([`avatars/${user.id}/in-flight`]);
       expect(await everything(storage)).toEqual([avatar, moduleKey].sort());
     });
+
+    it('sweeps avatars with one listing of the store, not one per user', async () => {
+      const users = await Promise.all(Array.from({ length: 5 }, () => makeUser(app.dataSource)));
+      for (const other of users) await storage.write(`avatars/${other.id}/stray`, Buffer.from('x'));
+      const store = storage.store as unknown as Record<string, (...args: unknown[]) => unknown>;
+      const calls: string[] = [];
+      const originals = new Map<string, (...args: unknown[]) => unknown>();
+      for (const method of ['list', 'listFiles', 'stat']) {
+        const original = store[method];
+        originals.set(method, original);
+        store[method] = (...args: unknown[]) => {
+          calls.push(method);
+          return original.apply(store, args);
+        };
+      }
+      try {
+        const later = Date.now() + 2 * 60 * 60 * 1000;
+        expect((await app.service.app.get(AvatarFiles).sweep(later)).sort()).toEqual(
+          users.map((other) => `avatars/${other.id}/stray`).sort(),
+        );
+        expect(calls).toEqual(['listFiles']);
+      } finally {
+        // Own properties shadowed the prototype's methods: removing them restores those.
+        for (const method of originals.keys()) delete store[method];
+      }
+    });
   });
 });
 
@@ -253,6 +282,53 @@ describe('Storage settings', () => {
       await two.close();
       await s3.close();
       await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+    }
+  });
+});
+
+describe('Local temporary files', () => {
+  it('removes at start only temporary files old enough not to be uploads in flight', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'mas-tmp-'));
+    try {
+      const tmp = path.join(root, '.tmp');
+      await mkdir(tmp, { recursive: true });
+      await writeFile(path.join(tmp, 'in-flight'), 'x');
+      await writeFile(path.join(tmp, 'left-by-a-crash'), 'x');
+      const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+      await utimes(path.join(tmp, 'left-by-a-crash'), twoHoursAgo, twoHoursAgo);
+      // Another replica's upload, sharing the volume, is still writing its temporary file.
+      await new LocalFileStore(root).clearTemporary();
+      expect(await readdir(tmp)).toEqual(['in-flight']);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('S3 timeouts', () => {
+  it('fails a request to a store that accepts connections but never answers, within its bounds', async () => {
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as net.AddressInfo;
+    const store = new S3FileStore(
+      {
+        bucket: 'mas-silent',
+        endpoint: `http://127.0.0.1:${port}`,
+        region: 'us-east-1',
+        forcePathStyle: true,
+      },
+      { connectionMs: 200, requestMs: 500 },
+    );
+    try {
+      const started = Date.now();
+      await expect(store.stat('avatars/1/x')).rejects.toThrow();
+      // Three attempts of 0.5 s with the SDK's back-off between them.
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      await store.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
     }
   });
 });

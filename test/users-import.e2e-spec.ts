@@ -223,6 +223,21 @@ describe('Users import (POST /api/users/import)', () => {
       'username,email\nann,ann@example.edu\nbob,bob@example.edu,extra\n',
       'Malformed CSV at line 3',
     ],
+    [
+      'a line over 65536 characters',
+      `username,email,note\nann,ann@example.edu,\nbob,bob@example.edu,${'n'.repeat(65_536)}\n`,
+      'Malformed CSV at line 3',
+    ],
+    [
+      'an unclosed quote running past 65536 characters',
+      `username,email\nann,ann@example.edu\n"bob,bob@example.edu\n${'cid,cid@example.edu\n'.repeat(4000)}`,
+      'Malformed CSV at line 3',
+    ],
+    [
+      'a header of more than 256 columns',
+      `username,email,${Array.from({ length: 255 }, (_, i) => `c${i}`).join(',')}\nann,ann@example.edu\n`,
+      'At most 256 columns are allowed per import',
+    ],
   ])('answers 400 to %s', async (_case, file, message) => {
     const res = await send(file);
     expect(res).toMatchObject({ status: 400, body: failure(message) });

@@ -22,17 +22,34 @@ describe('loadConfig', () => {
       adminPassword: undefined,
       swaggerEnabled: true,
       trustProxy: false,
-      dbStatementTimeoutMs: 30_000,
-      dbQueryTimeoutMs: 35_000,
-      dbConnectTimeoutMs: 5000,
+      dbStatementTimeoutMs: 5000,
+      dbQueryTimeoutMs: 6000,
+      dbConnectTimeoutMs: 2500,
+      dbLongStatementTimeoutMs: 120_000,
+      dbLongQueryTimeoutMs: 125_000,
+      exportIdleTimeoutMs: 30_000,
     });
   });
 
-  it('bounds queries 5 s past the statement timeout unless DB_QUERY_TIMEOUT_MS says otherwise', () => {
-    expect(loadConfig({ DB_STATEMENT_TIMEOUT_MS: '60000' }).dbQueryTimeoutMs).toBe(65_000);
+  it('bounds an interactive request on a database that does not answer under 10 s by default', () => {
+    const config = loadConfig({});
+    // The worst case: waiting for a pooled connection (or opening one), then a query without an answer.
+    expect(config.dbConnectTimeoutMs + config.dbQueryTimeoutMs).toBeLessThan(10_000);
+  });
+
+  it('bounds queries 1 s past the statement timeout unless DB_QUERY_TIMEOUT_MS says otherwise', () => {
+    expect(loadConfig({ DB_STATEMENT_TIMEOUT_MS: '60000' }).dbQueryTimeoutMs).toBe(61_000);
     expect(
       loadConfig({ DB_STATEMENT_TIMEOUT_MS: '2000', DB_QUERY_TIMEOUT_MS: '2001' }).dbQueryTimeoutMs,
     ).toBe(2001);
+  });
+
+  it('bounds long work 5 s past its statement timeout unless DB_LONG_QUERY_TIMEOUT_MS says otherwise', () => {
+    expect(loadConfig({ DB_LONG_STATEMENT_TIMEOUT_MS: '600000' }).dbLongQueryTimeoutMs).toBe(605_000);
+    expect(
+      loadConfig({ DB_LONG_STATEMENT_TIMEOUT_MS: '20000', DB_LONG_QUERY_TIMEOUT_MS: '21000' })
+        .dbLongQueryTimeoutMs,
+    ).toBe(21_000);
   });
 
   it.each([
@@ -63,6 +80,9 @@ describe('loadConfig', () => {
       DB_STATEMENT_TIMEOUT_MS: '1500',
       DB_QUERY_TIMEOUT_MS: '4000',
       DB_CONNECT_TIMEOUT_MS: '2500',
+      DB_LONG_STATEMENT_TIMEOUT_MS: '300000',
+      DB_LONG_QUERY_TIMEOUT_MS: '310000',
+      EXPORT_IDLE_TIMEOUT_MS: '60000',
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -79,6 +99,9 @@ describe('loadConfig', () => {
       dbStatementTimeoutMs: 1500,
       dbQueryTimeoutMs: 4000,
       dbConnectTimeoutMs: 2500,
+      dbLongStatementTimeoutMs: 300_000,
+      dbLongQueryTimeoutMs: 310_000,
+      exportIdleTimeoutMs: 60_000,
     });
   });
 
@@ -99,10 +122,17 @@ describe('loadConfig', () => {
     [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: 'proxy.local' }, 'TRUST_PROXY'],
     [{ DB_STATEMENT_TIMEOUT_MS: '5' }, 'DB_STATEMENT_TIMEOUT_MS'],
-    [{ DB_QUERY_TIMEOUT_MS: '30000' }, 'DB_QUERY_TIMEOUT_MS'],
+    [{ DB_QUERY_TIMEOUT_MS: '4000' }, 'DB_QUERY_TIMEOUT_MS'],
     [{ DB_STATEMENT_TIMEOUT_MS: '9000', DB_QUERY_TIMEOUT_MS: '8000' }, 'DB_QUERY_TIMEOUT_MS'],
     [{ DB_QUERY_TIMEOUT_MS: '2s' }, 'DB_QUERY_TIMEOUT_MS'],
     [{ DB_CONNECT_TIMEOUT_MS: '50' }, 'DB_CONNECT_TIMEOUT_MS'],
+    [{ DB_LONG_STATEMENT_TIMEOUT_MS: '4000' }, 'DB_LONG_STATEMENT_TIMEOUT_MS'],
+    [
+      { DB_LONG_STATEMENT_TIMEOUT_MS: '90000', DB_LONG_QUERY_TIMEOUT_MS: '90000' },
+      'DB_LONG_QUERY_TIMEOUT_MS',
+    ],
+    [{ DB_LONG_QUERY_TIMEOUT_MS: '2m' }, 'DB_LONG_QUERY_TIMEOUT_MS'],
+    [{ EXPORT_IDLE_TIMEOUT_MS: '10' }, 'EXPORT_IDLE_TIMEOUT_MS'],
   ])('refuses %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(`Invalid configuration: ${variable}`);

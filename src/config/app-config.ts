@@ -16,12 +16,18 @@ export interface AppConfig {
   corsOrigins: string[];
   logLevel: LogLevel;
   dbPoolSize: number;
-  /** PostgreSQL's statement_timeout for every pooled connection, in milliseconds. */
+  /** PostgreSQL's statement_timeout for every pooled connection (interactive requests), in milliseconds. */
   dbStatementTimeoutMs: number;
   /** This side's bound on one query, for a server that cannot answer at all (frozen, unreachable). */
   dbQueryTimeoutMs: number;
   /** Bound on connecting to PostgreSQL and on waiting for a free pooled connection. */
   dbConnectTimeoutMs: number;
+  /** The statement timeout of long-running work: imports, exports, rollover, migrations, the demo generator. */
+  dbLongStatementTimeoutMs: number;
+  /** This side's bound on one query of long-running work (an export: its whole cursor). */
+  dbLongQueryTimeoutMs: number;
+  /** A CSV export whose client has taken nothing for this long is cut and its connection released. */
+  exportIdleTimeoutMs: number;
   moduleCodePattern: string;
   adminUsername: string;
   adminEmail: string;
@@ -228,13 +234,35 @@ export function loadConfig(env: Env): AppConfig {
     throw new ConfigError('REDIS_KEY_PREFIX', "must be 1-64 letters, digits, ':', '.', '_' or '-'");
   }
 
-  const dbStatementTimeoutMs = int(env, 'DB_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000);
-  const dbQueryTimeoutMs = int(env, 'DB_QUERY_TIMEOUT_MS', dbStatementTimeoutMs + 5000, 200, 3_605_000);
+  // Interactive defaults: a pool wait (or a connect) plus one query without an answer stays under 10 s
+  // (docs/operations.md, "When the database fails").
+  const dbStatementTimeoutMs = int(env, 'DB_STATEMENT_TIMEOUT_MS', 5000, 100, 3_600_000);
+  const dbQueryTimeoutMs = int(env, 'DB_QUERY_TIMEOUT_MS', dbStatementTimeoutMs + 1000, 200, 3_605_000);
   if (dbQueryTimeoutMs <= dbStatementTimeoutMs) {
     // Below it, every slow statement would cost a connection instead of being cancelled by the server.
     throw new ConfigError(
       'DB_QUERY_TIMEOUT_MS',
       `must be greater than DB_STATEMENT_TIMEOUT_MS (${dbStatementTimeoutMs}); got "${dbQueryTimeoutMs}"`,
+    );
+  }
+  const dbLongStatementTimeoutMs = int(env, 'DB_LONG_STATEMENT_TIMEOUT_MS', 120_000, 100, 86_400_000);
+  if (dbLongStatementTimeoutMs < dbStatementTimeoutMs) {
+    throw new ConfigError(
+      'DB_LONG_STATEMENT_TIMEOUT_MS',
+      `must be at least DB_STATEMENT_TIMEOUT_MS (${dbStatementTimeoutMs}); got "${dbLongStatementTimeoutMs}"`,
+    );
+  }
+  const dbLongQueryTimeoutMs = int(
+    env,
+    'DB_LONG_QUERY_TIMEOUT_MS',
+    dbLongStatementTimeoutMs + 5000,
+    200,
+    86_405_000,
+  );
+  if (dbLongQueryTimeoutMs <= dbLongStatementTimeoutMs) {
+    throw new ConfigError(
+      'DB_LONG_QUERY_TIMEOUT_MS',
+      `must be greater than DB_LONG_STATEMENT_TIMEOUT_MS (${dbLongStatementTimeoutMs}); got "${dbLongQueryTimeoutMs}"`,
     );
   }
 
@@ -252,7 +280,10 @@ export function loadConfig(env: Env): AppConfig {
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 500),
     dbStatementTimeoutMs,
     dbQueryTimeoutMs,
-    dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+    dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 2500, 100, 600_000),
+    dbLongStatementTimeoutMs,
+    dbLongQueryTimeoutMs,
+    exportIdleTimeoutMs: int(env, 'EXPORT_IDLE_TIMEOUT_MS', 30_000, 100, 3_600_000),
     moduleCodePattern,
     adminUsername,
     adminEmail,

@@ -1,9 +1,11 @@
 import { type Readable } from 'node:stream';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, Repository } from 'typeorm';
 import { preparedQuery } from '../database/prepared.js';
-import { streamRows } from '../database/query-stream.js';
+import { type AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { exportBounds, streamRows } from '../database/query-stream.js';
 import { type Page, type PageRow, splitPage } from '../database/sql.js';
 import { type UserSummarySource } from '../users/user.mapper.js';
 import {
@@ -48,7 +50,10 @@ export type MemberRow = UserSummarySource & { role: ModuleRole };
 /** The only code that reads or writes `user_module_roles` (bar the cascade of a module delete). */
 @Injectable()
 export class ModuleRolesRepository {
-  constructor(@InjectRepository(UserModuleRole) private readonly roles: Repository<UserModuleRole>) {}
+  constructor(
+    @InjectRepository(UserModuleRole) private readonly roles: Repository<UserModuleRole>,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   private run(manager?: EntityManager): EntityManager {
     return manager ?? this.roles.manager;
@@ -80,7 +85,7 @@ export class ModuleRolesRepository {
   /** Every role holder matching the personnel list's filters, in its order, streamed from a cursor. */
   async streamPersonnel(filter: PersonnelFilter): Promise<Readable> {
     const { sql, params } = personnelExportQuery(filter);
-    return streamRows(this.roles.manager.connection, sql, params);
+    return streamRows(this.roles.manager.connection, sql, params, exportBounds(this.config));
   }
 
   /** Users holding no role in the module: one page and the total, in one statement. */

@@ -130,6 +130,7 @@ export class RosterController {
     @RequestCtx() context: RequestContext,
   ): Promise<WithMessage<RosterImportResult>> {
     const options = readImportOptions(query);
+    await this.roster.assertMayImport(id, caller);
     const rows = await readCsvUpload(request, reply, ROSTER_COLUMNS);
     const result = await this.roster.import(id, caller, rows, options, context);
     return new WithMessage(result, options.dryRun ? 'Roster checked' : 'Roster imported');

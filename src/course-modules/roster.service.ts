@@ -53,6 +53,17 @@ export class RosterService {
   ) {}
 
   /**
+   * Before the file is read (docs/api.md §1 check order): the module exists (404) and the caller may change its
+   * personnel (403), so that nobody without access makes the service parse up to 5 MiB. The import checks both
+   * again under its lock.
+   */
+  async assertMayImport(moduleId: string, caller: AuthUser): Promise<void> {
+    const role = await this.roles.callerRole(moduleId, caller.id);
+    if (role === undefined) throw new ModuleNotFound();
+    if (!caller.admin && role !== ModuleRole.Lecturer) throw new PermissionDenied();
+  }
+
+  /**
    * In one transaction: the module exists (404), the caller may change personnel (403), every row is decided
    * against the locked roster; then (unless a dry run, a row error (422) or too many removals (409)) the roles
    * are written with one audit event.
@@ -65,7 +76,7 @@ export class RosterService {
     context: RequestContext,
   ): Promise<RosterImportResult> {
     try {
-      return await this.transactions.run(async (manager) => {
+      return await this.transactions.runLong(async (manager) => {
         const role = await this.roles.callerRole(moduleId, caller.id, { lock: true, manager });
         if (role === undefined) throw new ModuleNotFound();
         const viewer: ModuleViewer = { admin: caller.admin, role };

@@ -25,12 +25,24 @@ export function discardConnection(client: pg.ClientBase): void {
   internals.connection?.stream?.destroy();
 }
 
+/** Where a connection keeps a bound that replaces the pool's for a while (long-running work). */
+const BOUND_OVERRIDE = Symbol('queryBoundOverride');
+type Overridable = { [BOUND_OVERRIDE]?: number };
+
+/**
+ * Bounds this connection's queries by `queryTimeoutMs` instead of the pool's bound, until called again with
+ * `undefined` (before the connection goes back to the pool). For long-running work: see transactions.ts.
+ */
+export function overrideQueryBound(client: pg.ClientBase, queryTimeoutMs: number | undefined): void {
+  (client as Overridable)[BOUND_OVERRIDE] = queryTimeoutMs;
+}
+
 /**
  * A node-postgres client whose queries (every TypeORM query) are bounded on this side as well. PostgreSQL's
  * `statement_timeout` cannot fire while the server is frozen or unreachable (a stopped process, a lost network
  * path): the query would wait forever and hold its pooled connection. Past the bound the query fails with
  * {@link QueryTimedOut} and its connection is discarded, never reused, since it may still answer the old query
- * later. Streamed queries (pg-query-stream, exports) are not bounded here: a slow reader may keep one open long.
+ * later. Streamed queries (pg-query-stream, exports) are not bounded here: query-stream.ts bounds them whole.
  */
 export function boundedClient(queryTimeoutMs: number): typeof pg.Client {
   class BoundedClient extends pg.Client {
@@ -48,11 +60,12 @@ export function boundedClient(queryTimeoutMs: number): typeof pg.Client {
       return Reflect.apply(query, this, args);
     }
     let timer: NodeJS.Timeout | undefined;
+    const boundMs = (this as Overridable)[BOUND_OVERRIDE] ?? queryTimeoutMs;
     const giveUp = (fail: (error: Error) => void) => {
       timer = setTimeout(() => {
         discardConnection(this);
-        fail(new QueryTimedOut(queryTimeoutMs));
-      }, queryTimeoutMs);
+        fail(new QueryTimedOut(boundMs));
+      }, boundMs);
     };
     // The callback form, used by pg-pool's own `pool.query` (prepared statements, prepared.ts).
     const at = args.findIndex((arg) => typeof arg === 'function');

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
-import { BATCH_TIMEOUTS, dataSourceOptions } from '../../ormconfig.js';
+import { DEFAULT_LONG_TIMEOUTS, type DatabaseTimeouts, dataSourceOptions } from '../../ormconfig.js';
+import { type AppConfig } from '../config/app-config.js';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres.js';
 
 interface Logger {
@@ -17,12 +18,33 @@ export async function provideDatabase(
   return startEmbeddedPostgres(dataDir, logger);
 }
 
+/** The bounds of interactive requests, from the settings. */
+export function interactiveTimeouts(config: AppConfig): DatabaseTimeouts {
+  return {
+    statementMs: config.dbStatementTimeoutMs,
+    queryMs: config.dbQueryTimeoutMs,
+    connectMs: config.dbConnectTimeoutMs,
+  };
+}
+
+/** The bounds of long-running work (migrations, the demo generator, imports, exports, rollover). */
+export function longTimeouts(config: AppConfig): DatabaseTimeouts {
+  return {
+    statementMs: config.dbLongStatementTimeoutMs,
+    queryMs: config.dbLongQueryTimeoutMs,
+    connectMs: config.dbConnectTimeoutMs,
+  };
+}
+
 /** Arbitrary, fixed: instances starting together run migrations one after the other. */
 const MIGRATION_LOCK = 7_240_000;
 
-/** Applies pending migrations under an advisory lock, on one connection of its own. */
-export async function runMigrations(url: string): Promise<string[]> {
-  const dataSource = new DataSource({ ...dataSourceOptions(url, 1, BATCH_TIMEOUTS), logging: false });
+/** Applies pending migrations under an advisory lock, on one connection of its own, with the long bounds. */
+export async function runMigrations(
+  url: string,
+  timeouts: DatabaseTimeouts = DEFAULT_LONG_TIMEOUTS,
+): Promise<string[]> {
+  const dataSource = new DataSource({ ...dataSourceOptions(url, 1, timeouts), logging: false });
   await dataSource.initialize();
   try {
     await dataSource.query(`SELECT pg_advisory_lock($1)`, [MIGRATION_LOCK]);

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from '../config/app-config.js';
-import { provideDatabase, runMigrations } from './database.js';
+import { longTimeouts, provideDatabase, runMigrations } from './database.js';
 
 /** `npm run migration:run`: applies pending migrations to DATABASE_URL's server, or to the embedded one. */
 async function main(): Promise<number> {
@@ -10,7 +10,7 @@ async function main(): Promise<number> {
     error: (message) => process.stderr.write(`${message}\n`),
   });
   try {
-    const applied = await runMigrations(database.url);
+    const applied = await runMigrations(database.url, longTimeouts(config));
     process.stdout.write(applied.length > 0 ? `Applied: ${applied.join(', ')}\n` : 'No pending migrations\n');
     return 0;
   } finally {

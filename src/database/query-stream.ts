@@ -2,28 +2,135 @@ import { type Readable } from 'node:stream';
 import type pg from 'pg';
 import QueryStream from 'pg-query-stream';
 import { type DataSource } from 'typeorm';
+import { type AppConfig } from '../config/app-config.js';
+import { discardConnection } from './bounded-client.js';
 
 /** Rows fetched per round trip while streaming. */
 const BATCH_SIZE = 500;
 
+/** How long a streamed query may take, as a whole and between two reads of its consumer. */
+export interface StreamBounds {
+  /** The statement timeout while it runs (each fetch of a batch is one statement for PostgreSQL). */
+  statementMs: number;
+  /** From the first row to the last: DB_LONG_QUERY_TIMEOUT_MS. */
+  wholeMs: number;
+  /** Rows waiting without a read by the consumer (a client that stopped reading). */
+  idleMs: number;
+}
+
+/** Exports run under the long bound (DB_LONG_*), and are cut after EXPORT_IDLE_TIMEOUT_MS without progress. */
+export function exportBounds(config: AppConfig): StreamBounds {
+  return {
+    statementMs: config.dbLongStatementTimeoutMs,
+    wholeMs: config.dbLongQueryTimeoutMs,
+    idleMs: config.exportIdleTimeoutMs,
+  };
+}
+
+/** A stream cut by a bound of {@link StreamBounds}. */
+export class StreamTimedOut extends Error {
+  constructor(what: string, ms: number) {
+    super(`The streamed query ${what} ${ms} ms; it was cut and its connection closed`);
+    this.name = 'StreamTimedOut';
+  }
+}
+
+/** pg-query-stream, with hooks on each read of its consumer, each row handed over, and its destruction. */
+class WatchedQueryStream extends QueryStream {
+  onRead: () => void = () => undefined;
+  onPush: () => void = () => undefined;
+  onCut: () => void = () => undefined;
+
+  override _read(size: number): void {
+    this.onRead();
+    super._read(size);
+  }
+
+  override push(chunk: unknown): boolean {
+    const more = super.push(chunk);
+    if (chunk !== null) this.onPush();
+    return more;
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    if (this.readableEnded) {
+      super._destroy(error as Error, callback);
+      return;
+    }
+    // Cut before its end: closing the cursor would wait for the server's answer, which a frozen server never
+    // gives, so the connection is dropped instead (see discardConnection) and the pool opens a fresh one.
+    this.onCut();
+    callback(error);
+  }
+}
+
 /**
  * Runs `sql` on a pooled connection of its own and streams its rows through a server-side cursor
- * (pg-query-stream), `BATCH_SIZE` at a time as the reader asks for them; the connection goes back to the pool
- * when the stream ends, fails or is destroyed. Awaiting this acquires the connection, so a database that is
- * down fails here, before a response has started.
+ * (pg-query-stream), `BATCH_SIZE` at a time as the reader asks for them, within `bounds`: past one, the stream
+ * fails with {@link StreamTimedOut} (a response in progress is cut) and the connection is dropped. The
+ * connection goes back to the pool when the stream ends, dropped when it fails or is destroyed first. Awaiting
+ * this acquires the connection, so a database that is down fails here, before a response has started.
  */
-export async function streamRows(dataSource: DataSource, sql: string, params: unknown[]): Promise<Readable> {
+export async function streamRows(
+  dataSource: DataSource,
+  sql: string,
+  params: unknown[],
+  bounds: StreamBounds,
+): Promise<Readable> {
   const runner = dataSource.createQueryRunner('slave');
   const client = (await runner.connect()) as pg.PoolClient;
-  const rows = client.query(new QueryStream(sql, params, { batchSize: BATCH_SIZE }));
+  try {
+    // Session-wide, as the cursor's fetches are statements of their own; reset before the connection returns.
+    await client.query(`SELECT set_config('statement_timeout', $1, false)`, [String(bounds.statementMs)]);
+  } catch (error) {
+    discardConnection(client);
+    await runner.release();
+    throw error;
+  }
+  const rows = client.query(new WatchedQueryStream(sql, params, { batchSize: BATCH_SIZE }));
+  const whole = setTimeout(
+    () => rows.destroy(new StreamTimedOut('ran longer than', bounds.wholeMs)),
+    bounds.wholeMs,
+  );
+  // Counts only while rows wait for the consumer: from a row handed over until the consumer's next read. The
+  // database's own time (a read waiting for the next batch) is bounded by the statement timeout instead.
+  let readPending = true;
+  let lastPushAt = Date.now();
+  rows.onRead = () => (readPending = true);
+  rows.onPush = () => {
+    readPending = false;
+    lastPushAt = Date.now();
+  };
+  const idle = setInterval(
+    () => {
+      if (!readPending && Date.now() - lastPushAt >= bounds.idleMs) {
+        rows.destroy(new StreamTimedOut('had no reader for', bounds.idleMs));
+      }
+    },
+    Math.max(Math.floor(bounds.idleMs / 4), 25),
+  );
   let released = false;
-  const release = () => {
+  const release = (drop: boolean) => {
     if (released) return;
     released = true;
-    void runner.release();
+    clearTimeout(whole);
+    clearInterval(idle);
+    if (drop) {
+      discardConnection(client);
+      void runner.release();
+      return;
+    }
+    client.query('RESET statement_timeout').then(
+      () => runner.release(),
+      () => {
+        discardConnection(client);
+        return runner.release();
+      },
+    );
   };
-  rows.once('close', release);
-  rows.once('end', release);
-  rows.once('error', release);
+  rows.onCut = () => release(true);
+  rows.once('end', () => release(false));
+  // Whatever else closes it (a statement error after which the cursor was closed): never reused.
+  rows.once('close', () => release(!rows.readableEnded));
   return rows;
 }

@@ -4,7 +4,7 @@ import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type FileStore, type StoredFileInfo } from './file-store.js';
+import { type FileStore, type StoredFile, type StoredFileInfo, TEMPORARY_GRACE_MS } from './file-store.js';
 
 /**
  * Files in a local directory (one disk, or a volume every replica mounts). Writes go to a temporary file
@@ -50,6 +50,29 @@ export class LocalFileStore implements FileStore {
     }
   }
 
+  async listFiles(folder: string): Promise<StoredFile[]> {
+    let entries;
+    try {
+      entries = await readdir(this.pathOf(folder), { recursive: true, withFileTypes: true });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+      throw error;
+    }
+    const files: StoredFile[] = [];
+    for (const entry of entries) {
+      if (!entry.isFile()) continue;
+      const full = path.join(entry.parentPath, entry.name);
+      const info = await stat(full).catch(() => null);
+      if (info)
+        files.push({
+          key: path.relative(this.root, full).split(path.sep).join('/'),
+          modifiedAt: info.mtimeMs,
+        });
+    }
+    return files;
+  }
+
   async stat(key: string): Promise<StoredFileInfo | null> {
     try {
       const info = await stat(this.pathOf(key));
@@ -65,8 +88,19 @@ export class LocalFileStore implements FileStore {
     return createReadStream(this.pathOf(key));
   }
 
-  async clearTemporary(): Promise<void> {
-    await rm(this.tmpDir, { recursive: true, force: true });
+  async clearTemporary(now = Date.now()): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(this.tmpDir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    for (const name of names) {
+      const file = path.join(this.tmpDir, name);
+      const info = await stat(file).catch(() => null);
+      if (info && now - info.mtimeMs >= TEMPORARY_GRACE_MS) await rm(file, { recursive: true, force: true });
+    }
   }
 
   async close(): Promise<void> {}

@@ -10,10 +10,24 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { type S3Settings } from '../config/app-config.js';
-import { type FileStore, type StoredFileInfo } from './file-store.js';
+import { type FileStore, type StoredFile, type StoredFileInfo } from './file-store.js';
 
 /** S3 deletes at most this many keys per request. */
 const DELETE_BATCH = 1000;
+
+/** Bounds on one S3 request (the SDK retries a failed one twice more, with back-off). */
+export interface S3Timeouts {
+  /** Opening the connection (TCP and TLS). */
+  connectionMs: number;
+  /** The request and its whole response: an avatar or a module file, a few MiB at most. */
+  requestMs: number;
+}
+
+/**
+ * Without them, a store that accepts connections but never answers would hold a request (and the start-up
+ * sweep) forever: the SDK sets no timeout by default.
+ */
+export const S3_TIMEOUTS: S3Timeouts = { connectionMs: 5000, requestMs: 30_000 };
 
 function isNotFound(error: unknown): boolean {
   return (
@@ -31,9 +45,14 @@ export class S3FileStore implements FileStore {
   private readonly client: S3Client;
   private readonly bucket: string;
 
-  constructor(settings: S3Settings) {
+  constructor(settings: S3Settings, timeouts: S3Timeouts = S3_TIMEOUTS) {
     this.bucket = settings.bucket;
     this.client = new S3Client({
+      requestHandler: {
+        connectionTimeout: timeouts.connectionMs,
+        requestTimeout: timeouts.requestMs,
+        throwOnRequestTimeout: true,
+      },
       region: settings.region,
       endpoint: settings.endpoint,
       forcePathStyle: settings.forcePathStyle,
@@ -81,6 +100,16 @@ export class S3FileStore implements FileStore {
       for (const object of page.Contents ?? []) names.push(object.Key!.slice(prefix.length));
     }
     return names;
+  }
+
+  async listFiles(folder: string): Promise<StoredFile[]> {
+    const files: StoredFile[] = [];
+    for await (const page of this.pages(`${folder}/`)) {
+      for (const object of page.Contents ?? []) {
+        files.push({ key: object.Key!, modifiedAt: object.LastModified?.getTime() ?? 0 });
+      }
+    }
+    return files;
   }
 
   async stat(key: string): Promise<StoredFileInfo | null> {

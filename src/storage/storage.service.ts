@@ -2,7 +2,7 @@ import { type Readable } from 'node:stream';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { INT64_MAX } from '../core/ids.js';
 import { type AppConfig } from '../config/app-config.js';
-import { type FileStore, type StoredFileInfo } from './file-store.js';
+import { type FileStore, type StoredFile, type StoredFileInfo } from './file-store.js';
 import { LocalFileStore } from './local-file-store.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9._-]+)*$/;
@@ -75,6 +75,21 @@ export class StorageService implements OnApplicationShutdown {
       (name) => ID_FOLDER.test(name) && BigInt(name) <= INT64_MAX,
     );
     for (let start = 0; start < names.length; start += size) yield names.slice(start, start + size);
+  }
+
+  /**
+   * Every file under `folder` grouped by its per-record folder (`avatars/7/…` under `7`), from one listing of
+   * the store; files outside such folders are left out.
+   */
+  async filesByIdFolder(folder: string): Promise<Map<string, StoredFile[]>> {
+    const checked = this.check(folder);
+    const groups = new Map<string, StoredFile[]>();
+    for (const file of await this.store.listFiles(checked)) {
+      const name = file.key.slice(checked.length + 1).split('/')[0];
+      if (!ID_FOLDER.test(name) || BigInt(name) > INT64_MAX || !KEY_PATTERN.test(file.key)) continue;
+      groups.set(name, [...(groups.get(name) ?? []), file]);
+    }
+    return groups;
   }
 
   /** Removes temporary files left by writes a crash interrupted. */

@@ -5,6 +5,8 @@ import { UsersRepository } from './users.repository.js';
 const AVATARS_FOLDER = 'avatars';
 /** A stray file younger than this may belong to an upload still in flight (in this or another instance). */
 export const STRAY_AVATAR_GRACE_MS = 60 * 60 * 1000;
+/** Users looked up per query while sweeping. */
+const SWEEP_BATCH = 1000;
 
 /** The storage folder of a user's avatar files: `avatars/<user id>`. */
 export const avatarFolder = (userId: number | string) => `${AVATARS_FOLDER}/${userId}`;
@@ -29,22 +31,22 @@ export class AvatarFiles implements OnApplicationBootstrap {
    */
   async sweep(now = Date.now()): Promise<string[]> {
     const removed: string[] = [];
-    for await (const batch of this.storage.idFolderBatches(AVATARS_FOLDER)) {
-      const current = await this.users.avatarKeys(batch);
-      for (const name of batch) {
+    // One listing of every avatar file: asking the store once per user would take minutes on S3.
+    const folders = [...(await this.storage.filesByIdFolder(AVATARS_FOLDER)).entries()];
+    for (let start = 0; start < folders.length; start += SWEEP_BATCH) {
+      const batch = folders.slice(start, start + SWEEP_BATCH);
+      const current = await this.users.avatarKeys(batch.map(([name]) => name));
+      for (const [name, files] of batch) {
         const folder = avatarFolder(name);
         if (!current.has(name)) {
           await this.storage.remove(folder);
           removed.push(folder);
           continue;
         }
-        for (const file of await this.storage.list(folder)) {
-          const key = `${folder}/${file}`;
-          if (key === current.get(name)) continue;
-          const info = await this.storage.stat(key);
-          if (!info || now - info.modifiedAt < STRAY_AVATAR_GRACE_MS) continue;
-          await this.storage.remove(key);
-          removed.push(key);
+        for (const file of files) {
+          if (file.key === current.get(name) || now - file.modifiedAt < STRAY_AVATAR_GRACE_MS) continue;
+          await this.storage.remove(file.key);
+          removed.push(file.key);
         }
       }
     }

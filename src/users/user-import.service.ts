@@ -70,7 +70,7 @@ export class UserImportService {
       admin: user.admin,
     }));
     try {
-      await this.transactions.run(async (manager) => {
+      await this.transactions.runLong(async (manager) => {
         const created = await this.users.insertMany(newUsers, manager);
         const ids = new Map(created.map((row) => [row.username.toLowerCase(), Number(row.id)]));
         toCreate.forEach((user) => (user.row.id = ids.get(user.username.toLowerCase()) ?? null));

@@ -1,9 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type Readable } from 'node:stream';
 import { type EntityManager, type FindOptionsWhere, Repository } from 'typeorm';
 import { type Paging, type SortKey } from '../core/query.js';
-import { streamRows } from '../database/query-stream.js';
+import { type AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { exportBounds, streamRows } from '../database/query-stream.js';
 import {
   containsPattern,
   orderByClause,
@@ -102,7 +104,10 @@ const lowerNames = (values: readonly string[]) => storable(values).map((value) =
 
 @Injectable()
 export class UsersRepository {
-  constructor(@InjectRepository(User) private readonly users: Repository<User>) {}
+  constructor(
+    @InjectRepository(User) private readonly users: Repository<User>,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   private run(manager?: EntityManager): EntityManager {
     return manager ?? this.users.manager;
@@ -130,6 +135,7 @@ export class UsersRepository {
       `SELECT u.id, u.username, u.email, u.admin, u.created_at, u.updated_at
        FROM users u ${whereClause(listConditions(params, filter))} ORDER BY ${orderByClause(filter.sort, 'u.id')}`,
       params.values,
+      exportBounds(this.config),
     );
   }
 

@@ -2,11 +2,14 @@ import { Readable } from 'node:stream';
 import { CsvError, type InfoRecord, parse } from 'csv-parse';
 import {
   CSV_MAX_BYTES,
+  CSV_MAX_COLUMNS,
+  CSV_MAX_RECORD_CHARS,
   CSV_MAX_ROWS,
   ImportFileTooLarge,
   MalformedCsv,
   MissingColumn,
   NoImportRows,
+  TooManyColumns,
   TooManyImportRows,
 } from './csv.errors.js';
 
@@ -22,7 +25,9 @@ const LINE_BREAK = /\r\n|\r|\n/g;
 
 /**
  * Reads a CSV upload with csv-parse, streaming and bounded (docs/api.md §9): at most {@link CSV_MAX_BYTES} bytes and
- * {@link CSV_MAX_ROWS} data rows (413 as soon as either is passed, without reading further), a BOM ignored, `,`
+ * {@link CSV_MAX_ROWS} data rows (413 as soon as either is passed, without reading further), records of at most
+ * {@link CSV_MAX_RECORD_CHARS} characters (400 `Malformed CSV at line <n>`, or 413 when the body is over its limit
+ * too) and at most {@link CSV_MAX_COLUMNS} columns (400), a BOM ignored, `,`
  * or `;` as the header line uses, column names matched case-insensitively, blank lines skipped but counted.
  * `required` columns must be present (400 `Missing column: <name>`); `optional` ones read as '' when absent.
  */
@@ -40,6 +45,7 @@ export async function readCsv<R extends string, O extends string = never>(
     delimiter: delimiterOf(head),
     record_delimiter: ['\r\n', '\n', '\r'],
     relax_column_count_less: true,
+    max_record_size: CSV_MAX_RECORD_CHARS,
     skip_empty_lines: true,
     skip_records_with_empty_values: true,
     info: true,
@@ -73,6 +79,7 @@ export async function readCsv<R extends string, O extends string = never>(
       info: { lines: number; empty_lines: number };
     }>) {
       if (header) {
+        if (record.length > CSV_MAX_COLUMNS) throw new TooManyColumns();
         record.forEach((name, index) => {
           const key = name.trim().toLowerCase();
           if (!columns.has(key)) columns.set(key, index);
@@ -93,6 +100,9 @@ export async function readCsv<R extends string, O extends string = never>(
       rows.push({ line: info.lines - breaks, cells });
     }
   } catch (error) {
+    // A record over the size limit may be a body over its own: 413 takes precedence, so the rest is counted
+    // (not parsed) to tell which.
+    if (error instanceof CsvError && error.code === 'CSV_MAX_RECORD_SIZE') await discardRest(input);
     input.destroy();
     if (sourceError !== undefined) throw sourceError;
     if (error instanceof CsvError) throw new MalformedCsv(malformedLine(error, lastLine, lastEmptyLines));
@@ -103,10 +113,21 @@ export async function readCsv<R extends string, O extends string = never>(
   return rows;
 }
 
-/** The line to name for a parse error: an unclosed quote is reported where its record started. */
+/** Reads what is left of `input` without keeping it, until its end or its error (the byte limit). */
+function discardRest(input: Readable): Promise<void> {
+  return new Promise((resolve) => {
+    if (input.destroyed || input.readableEnded) return resolve();
+    input.once('end', resolve);
+    input.once('close', resolve);
+    input.unpipe();
+    input.resume();
+  });
+}
+
+/** The line to name for a parse error: an unclosed quote or an overlong record is reported where it started. */
 function malformedLine(error: CsvError, lastLine: number, lastEmptyLines: number): number {
   const { lines, empty_lines: emptyLines } = error as CsvError & { lines?: number; empty_lines?: number };
-  if (error.code === 'CSV_QUOTE_NOT_CLOSED')
+  if (error.code === 'CSV_QUOTE_NOT_CLOSED' || error.code === 'CSV_MAX_RECORD_SIZE')
     return lastLine + 1 + Math.max((emptyLines ?? 0) - lastEmptyLines, 0);
   return lines ?? lastLine + 1;
 }

@@ -6,6 +6,10 @@ import { type Schema } from '../openapi.js';
 export const CSV_MAX_BYTES = 5 * 1024 * 1024;
 /** The most data rows one import may carry. */
 export const CSV_MAX_ROWS = 10_000;
+/** The longest record (line, or lines of one quoted record), in characters: the parser's buffer per record. */
+export const CSV_MAX_RECORD_CHARS = 65_536;
+/** The most columns a header may name: a line of separators must not become an array of millions of cells. */
+export const CSV_MAX_COLUMNS = 256;
 
 export class ImportFileTooLarge extends AppError {
   constructor() {
@@ -31,6 +35,12 @@ export class MissingColumn extends ValidationFailed {
   }
 }
 
+export class TooManyColumns extends ValidationFailed {
+  constructor() {
+    super(`At most ${CSV_MAX_COLUMNS} columns are allowed per import`);
+  }
+}
+
 export class MalformedCsv extends ValidationFailed {
   constructor(line: number) {
     super(`Malformed CSV at line ${line}`);
@@ -45,7 +55,13 @@ export class ImportHasErrors extends AppError {
 }
 
 export const CSV_IMPORT_MESSAGES = {
-  400: ['The file has no rows', 'Missing column: <name>', 'Malformed CSV at line <n>', 'No file uploaded'],
+  400: [
+    'The file has no rows',
+    'Missing column: <name>',
+    'Malformed CSV at line <n>',
+    `At most ${CSV_MAX_COLUMNS} columns are allowed per import`,
+    'No file uploaded',
+  ],
   413: ['Import file too large', `At most ${CSV_MAX_ROWS} rows are allowed per import`],
   415: ['Unsupported content type'],
 };
