@@ -34,15 +34,10 @@ export interface ModulePairs {
   to: readonly (string | null)[];
 }
 
-/**
- * The role rows of `roles` ($3) in each pair's `from` module ($1, $2), and the condition that their user holds
- * no role in the pair's `to` module: what a rollover copies (docs/api.md §13), for the copy and its dry-run count.
- */
+/** The role rows of `roles` ($3) in each pair's `from` module ($1, $2): what a rollover copies (docs/api.md §13). */
 const PAIR_ROLES = `
   FROM unnest($1::bigint[], $2::bigint[]) AS p(from_id, to_id)
   JOIN user_module_roles r ON r.module_id = p.from_id AND r.role = ANY($3::module_role[])`;
-const LACKING_IN_TARGET = `
-  NOT EXISTS (SELECT 1 FROM user_module_roles h WHERE h.module_id = p.to_id AND h.user_id = r.user_id)`;
 
 /** A user with the role held in a module. */
 export type MemberRow = UserSummarySource & { role: ModuleRole };
@@ -181,8 +176,10 @@ export class ModuleRolesRepository {
 
   /**
    * Copies into each pair's `to` module the role rows of `roles` its `from` module has and whose user holds no
-   * role there yet, in one statement; returns the rows written. The users are locked against deletion first:
-   * one deleted by a transaction that commits meanwhile is skipped instead of failing the foreign key check.
+   * role there yet, in one statement; returns the rows written. "No role there yet" is the primary key's
+   * `ON CONFLICT DO NOTHING`, one index probe per row (an anti join here was planned as a scan of each user's
+   * roles). The users are locked against deletion first: one deleted by a transaction that commits meanwhile is
+   * skipped instead of failing the foreign key check.
    */
   copyMembers(
     pairs: ModulePairs,
@@ -193,7 +190,6 @@ export class ModuleRolesRepository {
       `INSERT INTO user_module_roles (user_id, module_id, role)
        SELECT r.user_id, p.to_id, r.role ${PAIR_ROLES}
        JOIN users u ON u.id = r.user_id
-       WHERE ${LACKING_IN_TARGET}
        ORDER BY p.to_id, r.user_id
        FOR KEY SHARE OF u
        ON CONFLICT (user_id, module_id) DO NOTHING
@@ -202,7 +198,10 @@ export class ModuleRolesRepository {
     );
   }
 
-  /** How many role rows {@link copyMembers} would copy, by `from` module id (modules with none left out). */
+  /**
+   * How many role rows {@link copyMembers} would copy, by `from` module id (modules with none left out): those
+   * whose user holds no role in the `to` module (none when it is null, a module still to create).
+   */
   async countMembersToCopy(
     pairs: ModulePairs,
     roles: readonly ModuleRole[],
@@ -210,7 +209,8 @@ export class ModuleRolesRepository {
   ): Promise<Map<string, number>> {
     const rows = await manager.query<{ fromId: string; n: number }[]>(
       `SELECT p.from_id::text AS "fromId", count(*)::int AS n ${PAIR_ROLES}
-       WHERE ${LACKING_IN_TARGET} GROUP BY p.from_id`,
+       WHERE NOT EXISTS (SELECT 1 FROM user_module_roles h WHERE h.user_id = r.user_id AND h.module_id = p.to_id)
+       GROUP BY p.from_id`,
       [pairs.from, pairs.to, roles],
     );
     return new Map(rows.map((row) => [row.fromId, row.n]));
