@@ -595,8 +595,11 @@ describe('POST /api/modules/rollover', () => {
       return { res, statements: ownStatements };
     }
 
+    /** Long-running work: its transaction runs under the long statement bound (Transactions.runLong). */
+    const LONG_BOUND = "SELECT set_config('statement_timeout', $1, true)";
     const APPLIED = [
       'START TRANSACTION',
+      LONG_BOUND,
       'SELECT m.id::text AS id, m.code',
       'SELECT id::text AS id, code',
       'INSERT INTO modules',
@@ -606,6 +609,7 @@ describe('POST /api/modules/rollover', () => {
     ];
     const DRY_RUN = [
       'START TRANSACTION',
+      LONG_BOUND,
       'SELECT m.id::text AS id, m.code',
       'SELECT id::text AS id, code',
       'SELECT p.from_id::text AS "fromId", count(*)::int AS n',

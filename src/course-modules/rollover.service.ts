@@ -40,7 +40,8 @@ export class RolloverService {
    */
   async rollover(input: RolloverInput, dryRun: boolean, context: RequestContext): Promise<RolloverResult> {
     if (input.codes !== undefined && new Set(input.codes).size > ROLLOVER_MAX) throw new TooManyModules();
-    return this.transactions.run(async (transaction) => {
+    // Thousands of modules in one transaction: long-running work, under the long database bounds.
+    return this.transactions.runLong(async (transaction) => {
       const found = await this.modules.rolloverSources(input, ROLLOVER_MAX + 1, {
         lock: !dryRun,
         manager: transaction,
