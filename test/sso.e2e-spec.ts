@@ -299,7 +299,7 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
     });
 
     it('an HS256 token with the service secret but the IdP as issuer goes the IdP way and fails', async () => {
-      const secret = new TextEncoder().encode(app.config.jwtSecret!);
+      const secret = new TextEncoder().encode(app.config.jwtSecret);
       const now = Math.floor(Date.now() / 1000);
       const forged = await new SignJWT({
         ...person,

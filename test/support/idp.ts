@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
+import type Provider from 'oidc-provider';
 import { type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 
 /** The audience the test IdP issues access tokens for (OIDC_AUDIENCE of the services under test). */
@@ -76,11 +77,11 @@ export class TestIdp {
     console.warn = (...args: unknown[]) => {
       if (!String(args[0]).startsWith('oidc-provider WARNING')) warn(...args);
     };
-    let provider: InstanceType<typeof import('oidc-provider').default>;
+    let provider: Provider;
     try {
       // Imported here, under the filter: on Node 20 it also warns on import (it supports 22+; it works on 20).
-      const { default: Provider } = await import('oidc-provider');
-      provider = new Provider(this.issuer, this.configuration());
+      const { default: OidcProvider } = await import('oidc-provider');
+      provider = new OidcProvider(this.issuer, this.configuration());
     } finally {
       console.warn = warn;
     }
