@@ -276,6 +276,8 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
       const stranger = await makeSigningKey('not-published');
       await expectRefused(await idp.mint(person, { key: stranger }));
       await expectRefused(await idp.mint(person, { key: stranger, header: { kid: idp.key.kid } }));
+      // No kid at all, though the IdP's only key would verify it.
+      await expectRefused(await idp.mint(person, { header: { kid: undefined } }));
       expect(idp.jwksRequests).toBe(before);
     });
 

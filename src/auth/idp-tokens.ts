@@ -89,7 +89,12 @@ export class IdpTokens implements OnApplicationBootstrap {
     const keys = await this.keySet();
     if (!settings || !keys) throw new InvalidToken();
     try {
-      const { payload } = await jwtVerify(token, keys, {
+      // The key is the one the header names: a token without a `kid` is not matched against the whole set.
+      const namedKey: JWTVerifyGetKey = (header, jwt) => {
+        if (typeof header.kid !== 'string') throw new Error('no kid in the header');
+        return keys(header, jwt);
+      };
+      const { payload } = await jwtVerify(token, namedKey, {
         issuer: settings.issuer,
         audience: settings.audience,
         algorithms: IDP_ALGORITHMS,
