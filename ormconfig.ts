@@ -11,6 +11,7 @@ import { AuditEvents1763900000000 } from './src/database/migrations/176390000000
 import { InitialSchema1763700000000 } from './src/database/migrations/1763700000000-InitialSchema.js';
 import { ModuleSearchIndexes1763710000000 } from './src/database/migrations/1763710000000-ModuleSearchIndexes.js';
 import { ModuleCounts1763720000000 } from './src/database/migrations/1763720000000-ModuleCounts.js';
+import { PasswordlessUsers1764200000000 } from './src/database/migrations/1764200000000-PasswordlessUsers.js';
 import { User } from './src/users/user.entity.js';
 
 // COUNT(*) and other int8 results arrive as numbers; ids stay far below 2^53.
@@ -31,6 +32,7 @@ export const migrations = [
   ModuleSearchIndexes1763710000000,
   ModuleCounts1763720000000,
   AuditEvents1763900000000,
+  PasswordlessUsers1764200000000,
 ];
 
 /**

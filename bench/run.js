@@ -23,6 +23,7 @@ import {
   DEMO_COMMON_WORD as COMMON_WORD,
   DEMO_RARE_WORD as RARE_WORD,
 } from '../dist/src/database/demo-data.js';
+import { startBenchIdp } from './idp.js';
 import { curveTable, ratioChart, resultTable } from './report.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -140,7 +141,7 @@ async function startChild(name, script, env) {
   return { url, pid: child.pid, output, stop };
 }
 
-async function startServers(databaseUrl, jwtSecret) {
+async function startServers(databaseUrl, jwtSecret, idp) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mas-bench-data-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
   const service = await startChild('service', 'service.js', {
@@ -155,6 +156,8 @@ async function startServers(databaseUrl, jwtSecret) {
     ADMIN_PASSWORD,
     DB_POOL_SIZE: String(POOL_SIZE),
     SWAGGER_ENABLED: 'false',
+    // Single sign-on on (docs/sso.md), for the IdP-token scenario; the curve's services run without.
+    ...(idp ? { OIDC_ISSUER: idp.issuer, OIDC_AUDIENCE: idp.audience } : {}),
   });
   const bare = await startChild('bare', 'bare.js', {
     ...process.env,
@@ -465,7 +468,9 @@ const MODES = {
 
 async function benchAtScale(serverUrl, dbName, mode, jwtSecret) {
   const databaseUrl = await createDatabase(serverUrl, dbName);
-  const servers = await startServers(databaseUrl, jwtSecret);
+  const idp = await startBenchIdp();
+  cleanups.push(() => idp.stop());
+  const servers = await startServers(databaseUrl, jwtSecret, idp);
   const seeded = await seed(databaseUrl, { scale: mode.scale, storageDir: servers.storageDir });
   const found = await subjects(databaseUrl);
   const tokens = {
@@ -479,11 +484,58 @@ async function benchAtScale(serverUrl, dbName, mode, jwtSecret) {
     { ...mode, connections: CONNECTIONS },
     databaseUrl,
   );
+  const idpToken = await idpTokenTiming(
+    servers.service.url,
+    { local: tokens.member, idp: await idp.token(found.member.username) },
+    { ...mode, connections: CONNECTIONS },
+    databaseUrl,
+  );
   const rss = { service: await peakRssMiB(servers.service.pid), bare: await peakRssMiB(servers.bare.pid) };
   const bulkDelete = await bulkDeleteTiming(servers, databaseUrl, tokens.admin);
   await servers.service.stop();
   await servers.bare.stop();
-  return { seeded, found, rows, rss, bulkDelete, serviceLog: servers.service.output };
+  return { seeded, found, rows, rss, bulkDelete, idpToken, serviceLog: servers.service.output };
+}
+
+/**
+ * Single sign-on: the same request on the service with the identity provider's access token (RS256, verified
+ * with the IdP's keys, its user found by username) and with the service's own token (HS256), in alternating
+ * rounds. Both are remembered after their first use, so they must cost the same (docs/sso.md).
+ */
+async function idpTokenTiming(serviceUrl, tokens, { rounds, seconds, warmup, connections }, databaseUrl) {
+  const route = (token) => ({ path: '/api/modules/me', headers: { authorization: `Bearer ${token}` } });
+  const [local, idp] = await Promise.all([
+    call(serviceUrl, route(tokens.local)),
+    call(serviceUrl, route(tokens.idp)),
+  ]);
+  if (local.status !== 200 || idp.status !== 200 || local.body !== idp.body) {
+    throw new Error(`IdP token: answers differ (${local.status} / ${idp.status})`);
+  }
+  const runs = { local: [], idp: [] };
+  for (const side of ['local', 'idp']) {
+    await load(serviceUrl, route(tokens[side]), warmup, connections);
+    await settle(databaseUrl);
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (const side of round % 2 === 0 ? ['local', 'idp'] : ['idp', 'local']) {
+      runs[side].push(await load(serviceUrl, route(tokens[side]), seconds, connections));
+      await settle(databaseUrl);
+    }
+  }
+  const summary = (side) => ({
+    rps:
+      runs[side].reduce((sum, r) => sum + r.requests, 0) / runs[side].reduce((sum, r) => sum + r.seconds, 0),
+    p50: mean(runs[side].map((r) => r.p50)),
+    p99: mean(runs[side].map((r) => r.p99)),
+  });
+  const result = { route: 'GET /api/modules/me (student)', local: summary('local'), idp: summary('idp') };
+  result.ratio = result.idp.rps / result.local.rps;
+  result.p99Ratio = result.idp.p99 / result.local.p99;
+  log(
+    `IdP token: ${result.idp.rps.toFixed(0)} req/s, local token ${result.local.rps.toFixed(0)} req/s, ` +
+      `ratio ${result.ratio.toFixed(2)}, p99 ratio ${result.p99Ratio.toFixed(2)}`,
+  );
+  return result;
 }
 
 const BULK_MODULES = 1000;
@@ -653,6 +705,7 @@ async function main() {
     },
     peakRssMiB: main.rss,
     bulkDelete: main.bulkDelete,
+    idpToken: main.idpToken,
     results: main.rows,
     curve,
     serviceLogLines: main.serviceLog.lines,
@@ -709,6 +762,14 @@ function benchmarksMarkdown(report) {
       `${r.bulkDelete.rolesPerModule} role rows, an assignment and a 1 KiB file in storage, checked gone ` +
       `afterwards: ${r.bulkDelete.rounds.join(' / ')} ms in ${r.bulkDelete.rounds.length} rounds, median ` +
       `${r.bulkDelete.medianMs} ms (target ≤ 1 000 ms: ${r.bulkDelete.medianMs <= 1000 ? 'met' : 'not met'}).`,
+    '',
+    `Single sign-on: \`${r.idpToken.route}\` on the service with the identity provider's access token (RS256, ` +
+      `docs/sso.md) against the service's own token, alternating rounds: ${r.idpToken.idp.rps.toFixed(0)} req/s ` +
+      `(p50 ${r.idpToken.idp.p50.toFixed(1)} ms, p99 ${r.idpToken.idp.p99.toFixed(1)} ms) against ` +
+      `${r.idpToken.local.rps.toFixed(0)} req/s (p50 ${r.idpToken.local.p50.toFixed(1)} ms, p99 ` +
+      `${r.idpToken.local.p99.toFixed(1)} ms): ratio ${r.idpToken.ratio.toFixed(2)}, p99 ratio ` +
+      `${r.idpToken.p99Ratio.toFixed(2)} (target: no slower than a local token after its first use, within ` +
+      `the noise of a shared machine).`,
     '',
   ];
   if (r.curve.length > 0) {

@@ -14,7 +14,7 @@ import { registerCsvBodyParser } from './core/csv/csv-upload.js';
 import { answerFrameworkError } from './core/framework-errors.js';
 import { createRootLogger, NestPinoLogger } from './core/logger.js';
 import { Metrics } from './core/metrics.js';
-import { setupOpenApi } from './core/openapi.setup.js';
+import { docsSignIn, setupOpenApi } from './core/openapi.setup.js';
 import { registerSecurityHeaders } from './core/security-headers.js';
 import { longTimeouts, provideDatabase, runMigrations } from './database/database.js';
 
@@ -98,8 +98,8 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   app.get(Metrics).instrument(fastify);
   app.setGlobalPrefix('api');
   // Before any route exists, so that every route (docs included) gets its headers.
-  registerSecurityHeaders(app);
-  if (config.swaggerEnabled) setupOpenApi(app);
+  registerSecurityHeaders(app, docsSignIn(config));
+  if (config.swaggerEnabled) setupOpenApi(app, docsSignIn(config));
   if (config.corsOrigins.length > 0) {
     app.enableCors({ origin: config.corsOrigins.includes('*') ? true : config.corsOrigins });
   }

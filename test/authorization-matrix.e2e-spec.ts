@@ -1,7 +1,8 @@
 import { type OpenAPIObject, type RequestBodyObject } from '@nestjs/swagger';
 import { DOCS_JSON_PATH, DOCS_PATH } from '../src/core/openapi.setup.js';
 import { ModuleRole } from '../src/course-modules/module-role.js';
-import { useTestApp } from './support/app.js';
+import { type TestApp, useTestApp } from './support/app.js';
+import { CONSOLE_CLIENT_ID, TEST_AUDIENCE, TestIdp } from './support/idp.js';
 import {
   assignRole,
   DEFAULT_PASSWORD,
@@ -27,8 +28,20 @@ import { multipartBody } from './support/openapi-requests.js';
  * callers with each module role, admins, and non-members acting on a module they do not belong to.
  */
 
-/** A caller with a valid token. `demoted` is an admin demoted after their token was issued. */
-type Persona = 'nobody' | 'student' | 'tutor' | 'assistant' | 'lecturer' | 'admin' | 'demoted';
+/**
+ * A caller with a valid token. `demoted` is an admin demoted after their token was issued; `sso_*` callers send
+ * an access token of the identity provider (docs/sso.md) for a local admin and a local Lecturer.
+ */
+type Persona =
+  | 'nobody'
+  | 'student'
+  | 'tutor'
+  | 'assistant'
+  | 'lecturer'
+  | 'admin'
+  | 'demoted'
+  | 'sso_admin'
+  | 'sso_lecturer';
 
 const PERSONAS: readonly Persona[] = [
   'nobody',
@@ -38,6 +51,8 @@ const PERSONAS: readonly Persona[] = [
   'lecturer',
   'admin',
   'demoted',
+  'sso_admin',
+  'sso_lecturer',
 ];
 
 /** The role each persona holds in the module a request addresses. */
@@ -49,15 +64,18 @@ const ROLE_OF: Record<Persona, ModuleRole | null> = {
   lecturer: ModuleRole.Lecturer,
   admin: null,
   demoted: null,
+  sso_admin: null,
+  sso_lecturer: ModuleRole.Lecturer,
 };
 
 // Who may call, from the Access columns of docs/api.md §4, §4.1, §4.2, §5, §9 and §10.
 const SIGNED_IN = PERSONAS;
-const MEMBERS: readonly Persona[] = ['student', 'tutor', 'assistant', 'lecturer', 'admin'];
-const TEACHING: readonly Persona[] = ['tutor', 'assistant', 'lecturer', 'admin'];
-const STAFF: readonly Persona[] = ['assistant', 'lecturer', 'admin'];
-const MANAGERS: readonly Persona[] = ['lecturer', 'admin'];
-const ADMIN: readonly Persona[] = ['admin'];
+const SSO: readonly Persona[] = ['sso_admin', 'sso_lecturer'];
+const MEMBERS: readonly Persona[] = ['student', 'tutor', 'assistant', 'lecturer', 'admin', ...SSO];
+const TEACHING: readonly Persona[] = ['tutor', 'assistant', 'lecturer', 'admin', ...SSO];
+const STAFF: readonly Persona[] = ['assistant', 'lecturer', 'admin', ...SSO];
+const MANAGERS: readonly Persona[] = ['lecturer', 'admin', ...SSO];
+const ADMIN: readonly Persona[] = ['admin', 'sso_admin'];
 
 /** What a request is built from: a fresh module and a fresh target user for every request. */
 interface Fixture {
@@ -103,6 +121,7 @@ const TABLE: Record<string, Row> = {
     build: ({ login }) => ({ json: { username: login.username, password: DEFAULT_PASSWORD } }),
   },
   'GET /api/auth/me': { allowed: SIGNED_IN },
+  'GET /api/auth/config': { allowed: 'public' },
   'PUT /api/auth/password': {
     allowed: SIGNED_IN,
     build: () => ({ json: { current_password: DEFAULT_PASSWORD, new_password: DEFAULT_PASSWORD } }),
@@ -228,8 +247,25 @@ function concrete(operation: DocOperation, row: Row, f: Fixture): { path: string
 
 let sequence = 0;
 
-describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10)', () => {
-  const { app } = useTestApp();
+describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', () => {
+  // The identity provider starts first; its issuer goes into the settings the service starts with below.
+  let idp: TestIdp;
+  const settings = { oidc: undefined as unknown as TestApp['config']['oidc'] };
+  beforeAll(async () => {
+    idp = await TestIdp.start();
+    settings.oidc = {
+      issuer: idp.issuer,
+      audience: TEST_AUDIENCE,
+      usernameClaim: 'preferred_username',
+      createUsers: false,
+      clientId: CONSOLE_CLIENT_ID,
+      scopes: ['openid'],
+      refetchCooldownMs: 30_000,
+    };
+  });
+  afterAll(() => idp?.stop());
+  const { app } = useTestApp(settings);
+  let ssoTokens: Record<'sso_admin' | 'sso_lecturer', string>;
   let document: OpenAPIObject;
   let operations: DocOperation[];
   let users: Record<Exclude<Persona, 'demoted'>, UserRow>;
@@ -268,7 +304,12 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10)', () => {
   }
 
   const bearer = (token: string) => `Bearer ${token}`;
-  const tokenOf = (persona: Persona) => (persona === 'demoted' ? demotedToken : tokenFor(users[persona]));
+  const tokenOf = (persona: Persona) =>
+    persona === 'demoted'
+      ? demotedToken
+      : persona === 'sso_admin' || persona === 'sso_lecturer'
+        ? ssoTokens[persona]
+        : tokenFor(users[persona]);
 
   /** A fresh module (with the caller's role in it) and target user for one request. */
   async function fixtureFor(row: Row, caller?: UserRow, callerRole?: ModuleRole | null): Promise<Fixture> {
@@ -313,6 +354,13 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10)', () => {
       assistant: await makeUser(ds),
       lecturer: await makeUser(ds),
       admin: await makeUser(ds, { admin: true }),
+      sso_admin: await makeUser(ds, { admin: true }),
+      sso_lecturer: await makeUser(ds),
+    };
+    // Tokens the provider issues, naming the local users by username (in another letter case).
+    ssoTokens = {
+      sso_admin: await idp.accessToken({ preferred_username: users.sso_admin.username.toUpperCase() }),
+      sso_lecturer: await idp.accessToken({ preferred_username: users.sso_lecturer.username }),
     };
     const adminAuth = bearer(tokenFor(users.admin));
     const asAdmin = (method: string, path: string, built: Built = {}) => send(method, path, built, adminAuth);
@@ -459,6 +507,7 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10)', () => {
   it('answers public operations and the docs the same whatever the Authorization header', async () => {
     const publicRoutes = rowsInOrder().filter(({ row }) => row.allowed === 'public');
     expect(publicRoutes.map(({ key }) => key).sort()).toEqual([
+      'GET /api/auth/config',
       'GET /api/health',
       'GET /api/health/ready',
       'POST /api/auth/login',
@@ -468,7 +517,11 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10)', () => {
       const baseline = await send(method, path, built);
       if (!expected.includes(baseline.status))
         wrong.push(`${key} without a header → ${describeAnswer(baseline)}`);
-      const headers = [...badCredentials.map((c) => c.authorization), bearer(tokenFor(users.nobody))];
+      const headers = [
+        ...badCredentials.map((c) => c.authorization),
+        bearer(tokenFor(users.nobody)),
+        bearer(ssoTokens.sso_admin),
+      ];
       for (const authorization of headers) {
         const answer = await send(method, path, built, authorization);
         // A login answers a fresh token each time; everything else about the answer must not change.

@@ -80,6 +80,7 @@ describe('responses conform to the OpenAPI document', () => {
     await expectStatus(401, 'GET', '/api/auth/me', { token: 'not-a-token' });
     await expectStatus(200, 'GET', '/api/health');
     await expectStatus(200, 'GET', '/api/health/ready');
+    await expectStatus(200, 'GET', '/api/auth/config');
   });
 
   it('creates and reads users', async () => {

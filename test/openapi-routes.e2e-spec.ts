@@ -18,6 +18,7 @@ type Access = 'public' | 'authenticated' | 'admin' | 'module';
 
 const ACCESS: Record<string, Access> = {
   'POST /api/auth/login': 'public',
+  'GET /api/auth/config': 'public',
   'GET /api/auth/me': 'authenticated',
   'PUT /api/auth/password': 'authenticated',
   'GET /api/health': 'public',

@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startTestApp, type TestApp } from './support/app.js';
-import { DEFAULT_PASSWORD, makeModule, makeUser, tokenFor } from './support/factories.js';
+import { decodeJwt } from 'jose';
+import { ModuleRole } from '../src/course-modules/module-role.js';
+import { assignRole, DEFAULT_PASSWORD, makeModule, makeUser, tokenFor } from './support/factories.js';
+import { CONSOLE_CLIENT_ID, TEST_AUDIENCE, TestIdp } from './support/idp.js';
 import { client } from './support/http.js';
 import { multipartBody, TINY_PNG } from './support/openapi-requests.js';
 import { chromiumRequirement, describeWhenAvailable } from './support/requires.js';
@@ -13,6 +16,7 @@ const browser = chromiumRequirement();
 const SCREENSHOT = path.resolve('docs/images/swagger-ui.png');
 const TRY_PATH = '/api/modules';
 const CONSOLE_SCREENSHOT = path.resolve('docs/images/swagger-ui-console.png');
+const SSO_SCREENSHOT = path.resolve('docs/images/swagger-ui-sso.png');
 
 describeWhenAvailable(browser, 'Swagger UI in a real browser', () => {
   let app: TestApp;
@@ -323,6 +327,140 @@ describeWhenAvailable(browser, 'Swagger UI in a real browser', () => {
     await page.reload();
     await statusLine().getByText('Not signed in.').waitFor();
     expect(await page.locator('.swagger-ui .auth-wrapper button.authorize.locked').count()).toBe(0);
+    expect(problems).toEqual([]);
+  });
+});
+
+describeWhenAvailable(browser, 'Swagger UI signing in through the identity provider (docs/sso.md)', () => {
+  let idp: TestIdp;
+  let app: TestApp;
+  let userDataDir: string;
+  let context: BrowserContext;
+  let page: Page;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    idp = await TestIdp.start();
+    idp.accounts.set('ada.lovelace', { preferred_username: 'ada.lovelace', email: 'ada@example.edu' });
+    app = await startTestApp({
+      oidc: {
+        issuer: idp.issuer,
+        audience: TEST_AUDIENCE,
+        usernameClaim: 'preferred_username',
+        createUsers: false,
+        clientId: CONSOLE_CLIENT_ID,
+        scopes: ['openid', 'profile', 'email'],
+        refetchCooldownMs: 30_000,
+      },
+    });
+    userDataDir = await mkdtemp(path.join(tmpdir(), 'mas-chromium-sso-'));
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: browser.found,
+      headless: true,
+      viewport: { width: 1280, height: 1000 },
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--no-first-run',
+      ],
+    });
+    context.setDefaultTimeout(15_000);
+    page = context.pages()[0] ?? (await context.newPage());
+    await page.addInitScript({
+      content: `document.addEventListener('securitypolicyviolation', (event) => {
+        console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI);
+      });`,
+    });
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+    await app?.close();
+    await idp?.stop();
+  });
+
+  it("signs in on the IdP's own login form, comes back authorized and runs GET /api/modules/me as that person", async () => {
+    await app.reset();
+    const ada = await makeUser(app.dataSource, { username: 'ada.lovelace' });
+    const module = await makeModule(app.dataSource, {
+      code: 'CMP101',
+      year: 2026,
+      description: 'Analytical Engines',
+    });
+    await assignRole(app.dataSource, ada.id, module.id, ModuleRole.Lecturer);
+
+    await page.goto(`${app.url}/api/docs`);
+    const host = new URL(idp.issuer).host;
+    const signIn = page.locator('#session-status button').getByText(`Sign in with ${host}`);
+    await signIn.waitFor();
+    // The password sign-in stays (PASSWORD_LOGIN is on by default).
+    await page.locator('#session-status').getByText('POST /api/auth/login').waitFor();
+    await signIn.click();
+
+    // Swagger UI's Authorize dialog, the IdP's entry (its flows read from the IdP's discovery document).
+    const dialog = page.locator('.swagger-ui .dialog-ux .modal-ux');
+    // Swagger UI lists every flow the IdP supports; the console's is authorization code with PKCE, its client
+    // id filled in from OIDC_CLIENT_ID.
+    const entry = dialog.locator('.auth-container').filter({ hasText: 'authorization_code with PKCE' });
+    await entry.locator('input#client_id_authorization_code').waitFor();
+    expect(await entry.locator('input#client_id_authorization_code').inputValue()).toBe(CONSOLE_CLIENT_ID);
+    const popupOpened = context.waitForEvent('page');
+    await entry.locator('button.authorize').click();
+    const popup = await popupOpened;
+
+    // The IdP's own login form, then its consent page.
+    await popup.locator('input[name="login"]').fill('ada.lovelace');
+    await popup.locator('input[name="password"]').fill('any-password-the-test-idp-accepts');
+    await popup.locator('button[type="submit"]').click();
+    await popup
+      .locator('button[type="submit"]')
+      .getByText(/continue/i)
+      .click();
+    await popup.waitForEvent('close');
+
+    // Back on the page, authorized: the entry now offers Logout.
+    await entry.locator('button.authorize').getByText('Logout').waitFor();
+    await entry.locator('button.btn-done').click();
+    await page.locator('.swagger-ui .auth-wrapper button.authorize.locked').waitFor();
+    await page
+      .locator('#session-status')
+      .getByText(/^Signed in as ada\.lovelace until /)
+      .waitFor();
+
+    const operation = page
+      .locator('.swagger-ui .opblock.opblock-get')
+      .filter({ has: page.locator('.opblock-summary-path[data-path="/api/modules/me"]') });
+    await operation.locator('.opblock-summary').first().click();
+    await operation.locator('button.execute').click();
+    const live = operation.locator('.responses-wrapper .live-responses-table');
+    await live.locator('.response-col_status').getByText('200', { exact: true }).waitFor();
+    const body = await live.locator('.response-col_description pre').first().innerText();
+    expect(JSON.parse(body)).toMatchObject({ success: true });
+    expect(body).toContain('CMP101');
+    // The request carried the IdP's access token, a JWT for this API's audience.
+    const curl = await operation.locator('.curl-command').innerText();
+    const token = /Authorization: Bearer (\S+?)'/.exec(curl)?.[1] ?? '';
+    expect(decodeJwt(token)).toMatchObject({
+      iss: idp.issuer,
+      aud: TEST_AUDIENCE,
+      preferred_username: 'ada.lovelace',
+    });
+
+    await operation.scrollIntoViewIfNeeded();
+    await mkdir(path.dirname(SSO_SCREENSHOT), { recursive: true });
+    await page.screenshot({
+      path: SSO_SCREENSHOT,
+      fullPage: false,
+      mask: [page.locator('.swagger-ui .curl-command')],
+      maskColor: '#333',
+    });
     expect(problems).toEqual([]);
   });
 });

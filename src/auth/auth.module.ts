@@ -9,6 +9,7 @@ import { UsersModule } from '../users/users.module.js';
 import { AdminBootstrap } from './admin-bootstrap.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
+import { IdpTokens } from './idp-tokens.js';
 import { jwtKey } from './jwt-key.js';
 import { JwtStrategy } from './jwt.strategy.js';
 import { LoginThrottle, MemoryLoginThrottle } from './login-throttle.js';
@@ -16,6 +17,8 @@ import { RedisLoginThrottle } from './login-throttle-redis.js';
 import { REDIS } from '../redis/redis.module.js';
 import { type Redis } from 'ioredis';
 import { LoginThrottleGuard } from './login-throttle.guard.js';
+import { PasswordLoginGuard } from './password-login.guard.js';
+import { SsoIdentities } from './sso-identities.js';
 import { TokenService } from './token.service.js';
 
 @Module({
@@ -45,6 +48,9 @@ import { TokenService } from './token.service.js';
         redis ? new RedisLoginThrottle(redis, config.redisKeyPrefix) : new MemoryLoginThrottle(),
     },
     LoginThrottleGuard,
+    PasswordLoginGuard,
+    IdpTokens,
+    SsoIdentities,
     TokenService,
     Transactions,
   ],

@@ -1,11 +1,19 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
 import { AuthenticationRequired } from '../core/errors.js';
 import { toUserSummary, type UserSummary } from '../users/user.mapper.js';
 import { UsersRepository } from '../users/users.repository.js';
-import { InvalidCredentials, TooManyLoginAttempts, WrongCurrentPassword } from './auth.errors.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { type AppConfig } from '../config/app-config.js';
+import {
+  InvalidCredentials,
+  SingleSignOnAccount,
+  TooManyLoginAttempts,
+  WrongCurrentPassword,
+} from './auth.errors.js';
+import { IdpTokens } from './idp-tokens.js';
 import { Metrics } from '../core/metrics.js';
 import { type ChangePasswordDto } from './dto/change-password.dto.js';
 import { type LoginDto } from './dto/login.dto.js';
@@ -16,6 +24,18 @@ import { UserAccessCache } from '../users/user-access.cache.js';
 
 export interface Session extends IssuedToken {
   user: UserSummary;
+}
+
+/** `GET /api/auth/config`: how a web client signs people in. */
+export interface SignInOptions {
+  password_login: boolean;
+  sso: {
+    issuer: string;
+    client_id: string | null;
+    scopes: string[];
+    authorization_endpoint: string | null;
+    token_endpoint: string | null;
+  } | null;
 }
 
 @Injectable()
@@ -29,7 +49,25 @@ export class AuthService {
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
     private readonly metrics: Metrics,
+    private readonly idp: IdpTokens,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
+
+  async signInOptions(): Promise<SignInOptions> {
+    const settings = this.config.oidc;
+    if (!settings) return { password_login: this.config.passwordLogin, sso: null };
+    const endpoints = await this.idp.idpEndpoints();
+    return {
+      password_login: this.config.passwordLogin,
+      sso: {
+        issuer: settings.issuer,
+        client_id: settings.clientId ?? null,
+        scopes: settings.scopes,
+        authorization_endpoint: endpoints?.authorizationEndpoint ?? null,
+        token_endpoint: endpoints?.tokenEndpoint ?? null,
+      },
+    };
+  }
 
   /**
    * Refuses a login (429) when the username's or the address's counter is full, before its body is validated
@@ -63,7 +101,8 @@ export class AuthService {
       // No stored username holds a NUL (PostgreSQL text cannot): such a login simply fails.
       const user = username.includes('\u0000') ? null : await this.users.findByUsername(username);
       // An unknown username is verified against a decoy hash, so both failures take the same time.
-      const valid = await this.hasher.verify(user?.passwordHash, password);
+      // A user created by single sign-on has no password: verified against the decoy, like an unknown username.
+      const valid = await this.hasher.verify(user?.passwordHash ?? undefined, password);
       if (!user || !valid) {
         failed = true;
         await this.audit.record(undefined, context, {
@@ -91,6 +130,7 @@ export class AuthService {
   async changePassword(userId: number, dto: ChangePasswordDto, context: RequestContext): Promise<Session> {
     const user = await this.users.findById(userId);
     if (!user) throw new AuthenticationRequired();
+    if (user.passwordHash === null) throw new SingleSignOnAccount();
     if (!(await this.hasher.verify(user.passwordHash, dto.current_password)))
       throw new WrongCurrentPassword();
     const passwordHash = await this.hasher.hash(dto.new_password);

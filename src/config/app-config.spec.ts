@@ -185,3 +185,62 @@ describe('loadConfig: metrics', () => {
     expect(() => loadConfig(env)).toThrow('Invalid configuration: METRICS_PORT');
   });
 });
+
+describe('loadConfig: single sign-on', () => {
+  const issuer = 'https://login.example.edu/realms/uni';
+
+  it('is off unless OIDC_ISSUER is set, with password login on', () => {
+    expect(loadConfig({})).toMatchObject({ oidc: undefined, passwordLogin: true });
+  });
+
+  it('reads the settings with their defaults', () => {
+    expect(loadConfig({ OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'module-admin-api' }).oidc).toEqual({
+      issuer,
+      audience: 'module-admin-api',
+      usernameClaim: 'preferred_username',
+      createUsers: false,
+      clientId: undefined,
+      scopes: ['openid', 'profile', 'email'],
+      refetchCooldownMs: 30_000,
+    });
+    const config = loadConfig({
+      OIDC_ISSUER: issuer,
+      OIDC_AUDIENCE: 'api://modules',
+      OIDC_USERNAME_CLAIM: 'upn',
+      OIDC_CREATE_USERS: 'true',
+      OIDC_CLIENT_ID: 'console',
+      OIDC_SCOPES: 'openid  email',
+      PASSWORD_LOGIN: 'false',
+    });
+    expect(config.passwordLogin).toBe(false);
+    expect(config.oidc).toMatchObject({
+      usernameClaim: 'upn',
+      createUsers: true,
+      clientId: 'console',
+      scopes: ['openid', 'email'],
+    });
+  });
+
+  it.each([
+    [{ OIDC_ISSUER: 'login.example.edu' }, 'OIDC_ISSUER must be a URL'],
+    [{ OIDC_ISSUER: 'http://login.example.edu', OIDC_AUDIENCE: 'a' }, 'OIDC_ISSUER must use https://'],
+    [{ OIDC_ISSUER: `${issuer}?x=1`, OIDC_AUDIENCE: 'a' }, 'OIDC_ISSUER must not carry a query'],
+    [{ OIDC_ISSUER: issuer }, 'OIDC_AUDIENCE is required with OIDC_ISSUER'],
+    [{ OIDC_AUDIENCE: 'a' }, 'OIDC_AUDIENCE needs OIDC_ISSUER'],
+    [{ OIDC_CLIENT_ID: 'console' }, 'OIDC_CLIENT_ID needs OIDC_ISSUER'],
+    [{ OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'a', OIDC_SCOPES: 'profile' }, 'OIDC_SCOPES must be'],
+    [{ OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'a', OIDC_USERNAME_CLAIM: 'a b' }, 'OIDC_USERNAME_CLAIM must be'],
+    [{ OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'a', OIDC_CREATE_USERS: 'maybe' }, 'OIDC_CREATE_USERS must be'],
+    [{ PASSWORD_LOGIN: 'off' }, 'PASSWORD_LOGIN must be true or false'],
+  ])('refuses %j', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(
+      new RegExp(`^Invalid configuration: ${message.replace(/[?]/g, '\\?')}`),
+    );
+  });
+
+  it('allows plain http for an issuer on localhost only', () => {
+    expect(loadConfig({ OIDC_ISSUER: 'http://127.0.0.1:4000', OIDC_AUDIENCE: 'a' }).oidc?.issuer).toBe(
+      'http://127.0.0.1:4000',
+    );
+  });
+});

@@ -46,6 +46,30 @@ export interface AppConfig {
   redisKeyPrefix: string;
   /** Set: files live in this S3 bucket. Unset: under `storageDir`. */
   s3: S3Settings | undefined;
+  /** POST /api/auth/login answers 403 when false (single sign-on only). */
+  passwordLogin: boolean;
+  /** Set: tokens of this OpenID Connect provider are accepted beside the service's own (docs/sso.md). */
+  oidc: OidcSettings | undefined;
+}
+
+/** Single sign-on: this service as a resource server of the university's identity provider. */
+export interface OidcSettings {
+  /** Exactly as the IdP writes it into `iss` (discovery at `<issuer>/.well-known/openid-configuration`). */
+  issuer: string;
+  /** A token's `aud` must contain this. */
+  audience: string;
+  /** The claim naming the local user. */
+  usernameClaim: string;
+  /** Create a local user on first sight of an unknown username. */
+  createUsers: boolean;
+  /** Public client of the Swagger UI console (authorization code + PKCE); unset: no console sign-in. */
+  clientId: string | undefined;
+  scopes: string[];
+  /**
+   * Least time between two fetches of the IdP's keys for an unknown `kid`, and between two discovery attempts
+   * while the IdP cannot be reached. Not a setting (30 s); tests shorten it.
+   */
+  refetchCooldownMs: number;
 }
 
 /** S3-compatible object storage; credentials come from the AWS SDK's default chain (env, profile, IRSA…). */
@@ -296,6 +320,66 @@ export function loadConfig(env: Env): AppConfig {
     redisUrl,
     redisKeyPrefix,
     s3: loadS3Settings(env),
+    passwordLogin: bool(env, 'PASSWORD_LOGIN', true),
+    oidc: loadOidcSettings(env),
+  };
+}
+
+function loadOidcSettings(env: Env): OidcSettings | undefined {
+  const issuer = read(env, 'OIDC_ISSUER');
+  const others = [
+    'OIDC_AUDIENCE',
+    'OIDC_USERNAME_CLAIM',
+    'OIDC_CREATE_USERS',
+    'OIDC_CLIENT_ID',
+    'OIDC_SCOPES',
+  ];
+  if (issuer === undefined) {
+    const stray = others.find((name) => read(env, name) !== undefined);
+    if (stray) throw new ConfigError(stray, 'needs OIDC_ISSUER to be set too');
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    throw new ConfigError('OIDC_ISSUER', 'must be a URL such as https://login.example.edu/realms/university');
+  }
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new ConfigError('OIDC_ISSUER', 'must use https:// (plain http only on localhost)');
+  }
+  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw new ConfigError('OIDC_ISSUER', 'must not carry a query, fragment or credentials');
+  }
+  const audience = read(env, 'OIDC_AUDIENCE');
+  if (audience === undefined) {
+    throw new ConfigError(
+      'OIDC_AUDIENCE',
+      'is required with OIDC_ISSUER (the audience the IdP puts into tokens for this API)',
+    );
+  }
+  const usernameClaim = read(env, 'OIDC_USERNAME_CLAIM') ?? 'preferred_username';
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(usernameClaim)) {
+    throw new ConfigError('OIDC_USERNAME_CLAIM', 'must be a claim name such as preferred_username');
+  }
+  const clientId = read(env, 'OIDC_CLIENT_ID');
+  if (clientId !== undefined && !/^[\x21-\x7e]{1,255}$/.test(clientId)) {
+    throw new ConfigError('OIDC_CLIENT_ID', 'must be 1-255 visible ASCII characters');
+  }
+  const scopes = (read(env, 'OIDC_SCOPES') ?? 'openid profile email').split(/\s+/);
+  if (!scopes.includes('openid') || scopes.some((scope) => !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope))) {
+    throw new ConfigError('OIDC_SCOPES', 'must be space-separated scopes including openid');
+  }
+  return {
+    // The issuer is compared with `iss` exactly, so it is kept as written (no added or dropped slash).
+    issuer,
+    audience,
+    usernameClaim,
+    createUsers: bool(env, 'OIDC_CREATE_USERS', false),
+    clientId,
+    scopes,
+    refetchCooldownMs: 30_000,
   };
 }
 

@@ -12,6 +12,7 @@ import {
   SwaggerModule,
 } from '@nestjs/swagger';
 import { type FastifyInstance, type FastifyReply } from 'fastify';
+import { type AppConfig } from '../config/app-config.js';
 import { FAILURE_MESSAGE, IS_ADMIN_ONLY, IS_PUBLIC } from './decorators.js';
 import { INTERNAL_ERROR_MESSAGE, PERMISSION_DENIED_MESSAGE } from './errors.js';
 import { errorResponse, namedSchemas, UNAUTHENTICATED_MESSAGES } from './openapi.js';
@@ -21,14 +22,50 @@ export const DOCS_PATH = '/api/docs';
 export const DOCS_JSON_PATH = '/api/docs-json';
 const SITE_TITLE = 'Module Administration Service API';
 
+/** The security scheme of the identity provider's tokens (docs/sso.md), present when the console may sign in. */
+export const SSO_SCHEME = 'sso';
+
+/** How the console signs people in: the settings of docs/sso.md it needs. */
+export interface DocsSignIn {
+  passwordLogin: boolean;
+  /** Set when OIDC_ISSUER and OIDC_CLIENT_ID are: the console signs in through the IdP too. */
+  sso?: { issuer: string; clientId: string; scopes: string[] };
+}
+
+export function docsSignIn(config: Pick<AppConfig, 'passwordLogin' | 'oidc'>): DocsSignIn {
+  const { oidc } = config;
+  return {
+    passwordLogin: config.passwordLogin,
+    sso:
+      oidc?.clientId === undefined
+        ? undefined
+        : { issuer: oidc.issuer, clientId: oidc.clientId, scopes: oidc.scopes },
+  };
+}
+
+export const discoveryUrl = (issuer: string) =>
+  `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
+
+function signInText({ passwordLogin, sso }: DocsSignIn): string {
+  const idp = sso && `Sign in with ${new URL(sso.issuer).host} (Authorize, then its \`${SSO_SCHEME}\` entry)`;
+  const password =
+    'Sign in by running `POST /api/auth/login` here (Execute): the page is then authorized with the returned ' +
+    'token until it expires, also after a reload.';
+  if (idp && passwordLogin) return `${idp}, or with a password: ${password}`;
+  if (idp) return `${idp}.`;
+  return password;
+}
+
 /** Builds the OpenAPI 3 document from the decorators of every controller. */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
-  const config = new DocumentBuilder()
+export function buildOpenApiDocument(
+  app: INestApplication,
+  signIn: DocsSignIn = { passwordLogin: true },
+): OpenAPIObject {
+  const builder = new DocumentBuilder()
     .setTitle('Module Administration Service')
     .setDescription(
       'Manage course modules and the people in them. Every JSON response is an envelope ' +
-        '`{ success, data, message }`. Sign in by running `POST /api/auth/login` here (Execute): the page ' +
-        'is then authorized with the returned token until it expires, also after a reload.',
+        `\`{ success, data, message }\`. ${signInText(signIn)}`,
     )
     .setVersion('1.0.0')
     // Relative: the API is at the same origin as the document, wherever the service is deployed.
@@ -40,8 +77,17 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Students', 'The students of a module')
     .addTag('Users', 'User administration and avatars')
     .addTag('Health', 'Probes for Kubernetes')
-    .addTag('Audit', 'Who changed what, and when')
-    .build();
+    .addTag('Audit', 'Who changed what, and when');
+  if (signIn.sso) {
+    builder.addSecurity(SSO_SCHEME, {
+      type: 'openIdConnect',
+      openIdConnectUrl: discoveryUrl(signIn.sso.issuer),
+      description:
+        `Sign in with ${new URL(signIn.sso.issuer).host} (authorization code + PKCE); the identity ` +
+        "provider's access token is sent as a bearer token.",
+    });
+  }
+  const config = builder.build();
   // Internal to the university (package.json: UNLICENSED); there is no licence text at a URL to point to.
   config.info.license = { name: 'Proprietary' };
   const document = SwaggerModule.createDocument(app, config, { operationIdFactory: operationId });
@@ -49,7 +95,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     ...document.components,
     schemas: { ...document.components?.schemas, ...namedSchemas },
   };
-  completeOperations(document, handlerAccess(app));
+  completeOperations(document, handlerAccess(app), signIn.sso !== undefined);
   return document;
 }
 
@@ -137,7 +183,7 @@ function fileParts(content: Record<string, unknown>): void {
  * admin 403) from the guard metadata, 400 for a path id, 400/413/415 for any body of a write method (Fastify
  * parses one even where the route takes none), and the route's 500.
  */
-function completeOperations(document: OpenAPIObject, access: Map<string, HandlerAccess>): void {
+function completeOperations(document: OpenAPIObject, access: Map<string, HandlerAccess>, sso: boolean): void {
   for (const item of Object.values(document.paths)) {
     for (const [method, operation] of [
       ['get', item.get],
@@ -154,6 +200,10 @@ function completeOperations(document: OpenAPIObject, access: Map<string, Handler
         operation.security ??= [];
         if (!operation.security.some((requirement) => 'bearer' in requirement)) {
           operation.security.push({ bearer: [] });
+        }
+        // Either scheme: a bearer token of the service, or the IdP's access token got through the console.
+        if (sso && !operation.security.some((requirement) => SSO_SCHEME in requirement)) {
+          operation.security.push({ [SSO_SCHEME]: [] });
         }
         addFailure(operation, 401, UNAUTHENTICATED_MESSAGES);
         if (handler.adminOnly) addFailure(operation, 403, [PERMISSION_DENIED_MESSAGE]);
@@ -188,7 +238,13 @@ const UI_ASSETS: Record<string, string> = {
   'swagger-ui-bundle.js': UI_SCRIPT,
   'favicon-32x32.png': 'image/png',
   'favicon-16x16.png': 'image/png',
+  // Where the identity provider sends the console's sign-in popup back (authorization code + PKCE).
+  'oauth2-redirect.html': 'text/html; charset=utf-8',
+  'oauth2-redirect.js': UI_SCRIPT,
 };
+
+/** The page the IdP redirects the console's sign-in popup to; it hands the code to the console (opener). */
+export const OAUTH2_REDIRECT_PATH = `${DOCS_PATH}/oauth2-redirect.html`;
 
 function swaggerUiDistDir(): string {
   const requireFromSwagger = createRequire(createRequire(import.meta.url).resolve('@nestjs/swagger'));
@@ -223,7 +279,7 @@ function uiHtml(base: string): string {
  * Ready to use: "Try it out" is on, the filter box is shown, durations are shown, and the admin console
  * (swagger-ui-console.ts) authorizes the page from a sign-in run on it.
  */
-function uiInitScript(document: OpenAPIObject): string {
+function uiInitScript(document: OpenAPIObject, signIn: DocsSignIn): string {
   const options = {
     spec: document,
     dom_id: '#swagger-ui',
@@ -241,7 +297,18 @@ function uiInitScript(document: OpenAPIObject): string {
   options.presets = [SwaggerUIBundle.presets.apis];
   options.plugins = [window.AdminConsole.plugin];
   options.responseInterceptor = window.AdminConsole.responseInterceptor;
-  window.ui = SwaggerUIBundle(options);
+  // Beside this page, whether its URL ends in a slash or not.
+  options.oauth2RedirectUrl = location.origin + location.pathname.replace(/\\/?$/, '/') + 'oauth2-redirect.html';
+  window.ui = SwaggerUIBundle(options);${
+    signIn.sso
+      ? `
+  window.ui.initOAuth(${JSON.stringify({
+    clientId: signIn.sso.clientId,
+    scopes: signIn.sso.scopes,
+    usePkceWithAuthorizationCodeGrant: true,
+  })});`
+      : ''
+  }
 };
 `;
 }
@@ -251,9 +318,9 @@ function uiInitScript(document: OpenAPIObject): string {
  * the Nest guards). The UI's files are served here rather than by SwaggerModule, whose @fastify/static needs an
  * ES-module-only dependency that Jest's module loader cannot require.
  */
-export function setupOpenApi(app: INestApplication): void {
+export function setupOpenApi(app: INestApplication, signIn: DocsSignIn = { passwordLogin: true }): void {
   let document: OpenAPIObject | undefined;
-  const getDocument = () => (document ??= buildOpenApiDocument(app));
+  const getDocument = () => (document ??= buildOpenApiDocument(app, signIn));
   SwaggerModule.setup(DOCS_PATH, app, getDocument, {
     useGlobalPrefix: false,
     ui: false,
@@ -274,7 +341,7 @@ export function setupOpenApi(app: INestApplication): void {
     reply
       .type(UI_SCRIPT)
       .header('cache-control', 'no-cache')
-      .send((initScript ??= uiInitScript(getDocument()))),
+      .send((initScript ??= uiInitScript(getDocument(), signIn))),
   );
   const consoleFile = (type: string, content: string) => (_request: unknown, reply: FastifyReply) =>
     reply.type(type).header('cache-control', 'no-cache').send(content);

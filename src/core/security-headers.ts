@@ -1,7 +1,7 @@
 import { type IncomingMessage, type ServerResponse } from 'node:http';
 import { type NestFastifyApplication } from '@nestjs/platform-fastify';
 import helmet, { type HelmetOptions } from 'helmet';
-import { DOCS_PATH } from './openapi.setup.js';
+import { type DocsSignIn, DOCS_PATH, OAUTH2_REDIRECT_PATH } from './openapi.setup.js';
 
 /**
  * The API only ever answers JSON or image bytes, so its pages may load nothing, be framed by nobody and submit
@@ -76,12 +76,40 @@ export const API_HEADERS = helmetHeaders({ ...COMMON, contentSecurityPolicy: API
 export const DOCS_HEADERS = helmetHeaders({ ...COMMON, contentSecurityPolicy: DOCS_CSP });
 
 /**
+ * The docs headers when the console signs in through the identity provider (docs/sso.md), relaxed for the
+ * IdP's origin only: the page fetches the IdP's discovery document and redeems the code at its token endpoint
+ * (`connect-src`), and opens the IdP's sign-in page in a popup that must still reach back to it
+ * (`Cross-Origin-Opener-Policy: same-origin-allow-popups`). The redirect page the popup ends on has no COOP, or
+ * the browser would cut it off from the page that opened it.
+ */
+export function docsHeaders(signIn: DocsSignIn | undefined): {
+  page: Readonly<Record<string, string>>;
+  redirect: Readonly<Record<string, string>>;
+} {
+  if (!signIn?.sso) return { page: DOCS_HEADERS, redirect: DOCS_HEADERS };
+  const idpOrigin = new URL(signIn.sso.issuer).origin;
+  const csp = {
+    ...DOCS_CSP,
+    directives: { ...DOCS_CSP.directives, connectSrc: ["'self'", idpOrigin] },
+  };
+  return {
+    page: helmetHeaders({
+      ...COMMON,
+      contentSecurityPolicy: csp,
+      crossOriginOpenerPolicy: { policy: 'same-origin-allow-popups' },
+    }),
+    redirect: helmetHeaders({ ...COMMON, contentSecurityPolicy: csp, crossOriginOpenerPolicy: false }),
+  };
+}
+
+/**
  * Sends helmet's headers with the strict policy on every answer (unknown routes and errors included) and the
  * relaxed one on the docs UI routes only. Call before any route is added (before the docs are set up and before
  * `init`/`listen`). `@fastify/helmet` would build a helmet instance on every request; the headers depend on the
  * route alone, so they are computed once (docs/decisions.md).
  */
-export function registerSecurityHeaders(app: NestFastifyApplication): void {
+export function registerSecurityHeaders(app: NestFastifyApplication, signIn?: DocsSignIn): void {
+  const docs = docsHeaders(signIn);
   const fastify = app.getHttpAdapter().getInstance();
   const docsRoutes = new Set<string>();
   fastify.addHook('onRoute', (route) => {
@@ -89,7 +117,13 @@ export function registerSecurityHeaders(app: NestFastifyApplication): void {
   });
   fastify.addHook('onRequest', (request, reply, done) => {
     const route = request.routeOptions.url;
-    void reply.headers(route !== undefined && docsRoutes.has(route) ? DOCS_HEADERS : API_HEADERS);
+    const headers =
+      route === undefined || !docsRoutes.has(route)
+        ? API_HEADERS
+        : route === OAUTH2_REDIRECT_PATH
+          ? docs.redirect
+          : docs.page;
+    void reply.headers(headers);
     done();
   });
 }

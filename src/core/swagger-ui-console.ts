@@ -12,14 +12,23 @@
  *   timer that signs out when the current token expires (its `exp` claim), and keeps the line in
  *   `#session-status` saying who is signed in until when, or that the page is signed out and why.
  *
+ * - Single sign-on (docs/sso.md): when the document carries the `sso` scheme (openIdConnect), the status line
+ *   offers "Sign in with <IdP>", which opens Swagger UI's Authorize dialog; its authorization-code + PKCE flow
+ *   (initOAuth in the init script) ends on `/api/docs/oauth2-redirect.html` and authorizes the page with the IdP's
+ *   access token, which is followed like a password sign-in's token. `GET /api/auth/config` tells whether the
+ *   password hint is shown.
+ *
  * The token is never written to a URL, the console or the status line; only the username is kept beside it.
  */
 export const ADMIN_CONSOLE_SCRIPT = `(function () {
   'use strict';
   var SCHEME = 'bearer';
+  var SSO = 'sso';
+  var passwordLogin = true;
   var SIGN_IN = /\\/api\\/auth\\/(login|password)$/;
   var USER_KEY = 'admin-console.username';
   var LOGIN_HINT = 'Run Auth \\u2192 POST /api/auth/login (Execute) to sign in.';
+  var SSO_HINT = 'Sign in through the identity provider (Authorize).';
   var ui = null;
   var timer = null;
   var signedOutBecause = '';
@@ -38,11 +47,24 @@ export const ADMIN_CONSOLE_SCRIPT = `(function () {
     return payload && typeof payload.exp === 'number' ? payload.exp * 1000 : 0;
   }
 
+  /** The IdP's openIdConnect scheme of the document, or null when the console does not sign in through one. */
+  function ssoScheme() {
+    var definition = ui && ui.specSelectors.specJson().getIn(['components', 'securitySchemes', SSO]);
+    return definition ? definition.toJS() : null;
+  }
+
+  function ssoToken() {
+    var authorized = ui && ui.authSelectors.authorized();
+    var entry = authorized && authorized.get(SSO);
+    var value = entry && entry.getIn(['token', 'access_token']);
+    return typeof value === 'string' && value !== '' ? value : null;
+  }
+
   function currentToken() {
     var authorized = ui && ui.authSelectors.authorized();
     var entry = authorized && authorized.get(SCHEME);
     var value = entry && entry.get('value');
-    return typeof value === 'string' && value !== '' ? value : null;
+    return typeof value === 'string' && value !== '' ? value : ssoToken();
   }
 
   function show(state, text) {
@@ -50,11 +72,24 @@ export const ADMIN_CONSOLE_SCRIPT = `(function () {
     if (!element) return;
     element.className = 'session-status session-status--' + state;
     element.textContent = text;
+    var scheme = state === 'signed-out' ? ssoScheme() : null;
+    if (scheme) {
+      var button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'session-status__sign-in';
+      button.textContent = 'Sign in with ' + new URL(scheme.openIdConnectUrl).host;
+      button.addEventListener('click', function () {
+        var authorize = document.querySelector('.auth-wrapper .authorize');
+        if (authorize) authorize.click();
+      });
+      element.appendChild(document.createTextNode(' '));
+      element.appendChild(button);
+    }
   }
 
   function signOut(reason) {
     signedOutBecause = reason;
-    if (currentToken()) ui.authActions.logoutWithPersistOption([SCHEME]);
+    if (currentToken()) ui.authActions.logoutWithPersistOption([SCHEME, SSO]);
     else watch();
   }
 
@@ -65,7 +100,8 @@ export const ADMIN_CONSOLE_SCRIPT = `(function () {
     var token = currentToken();
     if (!token) {
       localStorage.removeItem(USER_KEY);
-      show('signed-out', (signedOutBecause ? 'Signed out: ' + signedOutBecause + '. ' : 'Not signed in. ') + LOGIN_HINT);
+      var hint = ssoScheme() ? (passwordLogin ? SSO_HINT + ' Or: ' + LOGIN_HINT : SSO_HINT) : LOGIN_HINT;
+      show('signed-out', (signedOutBecause ? 'Signed out: ' + signedOutBecause + '. ' : 'Not signed in. ') + hint);
       return;
     }
     var expires = expiry(token);
@@ -75,7 +111,10 @@ export const ADMIN_CONSOLE_SCRIPT = `(function () {
       return;
     }
     signedOutBecause = '';
-    var who = localStorage.getItem(USER_KEY) || 'the token\u2019s user';
+    var payload = token === ssoToken() ? claims(token) || {} : {};
+    var who =
+      (token === ssoToken() ? payload.preferred_username || payload.email || payload.sub : localStorage.getItem(USER_KEY)) ||
+      'the token\u2019s user';
     show('signed-in', 'Signed in as ' + who + ' until ' + new Date(expires).toLocaleTimeString() + '.');
     // setTimeout takes at most 2^31-1 ms; a longer-lived token is looked at again then.
     timer = setTimeout(watch, Math.min(left + 250, 2147483647));
@@ -124,11 +163,21 @@ export const ADMIN_CONSOLE_SCRIPT = `(function () {
       afterLoad: function (system) {
         ui = system;
         setTimeout(watch, 0);
+        // Whether password sign-in is on (PASSWORD_LOGIN), for the hint.
+        fetch(location.origin + '/api/auth/config')
+          .then(function (response) { return response.json(); })
+          .then(function (body) {
+            if (body && body.success && body.data) passwordLogin = body.data.password_login !== false;
+            watch();
+          })
+          .catch(function () {});
       },
       statePlugins: {
         auth: {
           wrapActions: {
             authorize: afterAuthChange,
+            // The IdP's token arrives through this one (authorization code + PKCE, docs/sso.md).
+            authorizeOauth2: afterAuthChange,
             logout: afterAuthChange,
             restoreAuthorization: afterAuthChange,
           },
@@ -169,5 +218,15 @@ export const ADMIN_CONSOLE_CSS = `.session-status {
 .session-status--signed-out {
   background: #fdf1e6;
   color: #7a3f00;
+}
+.session-status__sign-in {
+  margin-left: 8px;
+  padding: 4px 12px;
+  border: 1px solid #49cc90;
+  border-radius: 4px;
+  background: #fff;
+  color: #1d5b37;
+  font-weight: bold;
+  cursor: pointer;
 }
 `;

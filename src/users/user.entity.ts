@@ -19,8 +19,9 @@ export class User {
   @Column({ type: 'varchar', length: 320 })
   email!: string;
 
-  @Column({ name: 'password_hash', type: 'text' })
-  passwordHash!: string;
+  /** Null for a user created by single sign-on: no password login. */
+  @Column({ name: 'password_hash', type: 'text', nullable: true })
+  passwordHash!: string | null;
 
   @Column({ type: 'boolean', default: false })
   admin!: boolean;

@@ -54,11 +54,11 @@ function listConditions(params: SqlParams, filter: Omit<UserListFilter, 'sort' |
   return conditions;
 }
 
-/** A new user's stored values (email already lower-cased, password already hashed). */
+/** A new user's stored values (email already lower-cased, password already hashed; null: single sign-on only). */
 export interface NewUser {
   username: string;
   email: string;
-  passwordHash: string;
+  passwordHash: string | null;
   admin: boolean;
 }
 
@@ -149,6 +149,29 @@ export class UsersRepository {
       .createQueryBuilder('u')
       .where('lower(u.username) = lower(:username)', { username })
       .getOne();
+  }
+
+  /** The id of the user with this username (case-insensitively), or null. */
+  async idByUsername(username: string): Promise<number | null> {
+    if (username.includes('\u0000')) return null;
+    const rows = await this.users.query<{ id: number }[]>(
+      `SELECT id FROM users WHERE lower(username) = lower($1)`,
+      [username],
+    );
+    return rows[0]?.id ?? null;
+  }
+
+  /**
+   * Inserts the user unless its username or email is taken (case-insensitively; a concurrent insert of the same
+   * user included): the new user, or null when nothing was inserted.
+   */
+  async insertUnlessTaken(user: NewUser, manager?: EntityManager): Promise<UserSummarySource | null> {
+    const rows = await this.run(manager).query<UserSummarySource[]>(
+      `INSERT INTO users AS u (username, email, password_hash, admin) VALUES ($1, $2, $3, $4)
+       ON CONFLICT DO NOTHING RETURNING ${USER_COLUMNS}`,
+      [user.username, user.email, user.passwordHash, user.admin],
+    );
+    return rows[0] ?? null;
   }
 
   exists(id: string | number): Promise<boolean> {

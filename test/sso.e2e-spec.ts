@@ -1,0 +1,472 @@
+import { SignJWT, base64url, decodeJwt } from 'jose';
+import { startTestApp, type TestApp } from './support/app.js';
+import {
+  assignRole,
+  DEFAULT_PASSWORD,
+  makeModule,
+  makeUser,
+  tokenFor,
+  unsignedToken,
+} from './support/factories.js';
+import { client, type Client } from './support/http.js';
+import { CONSOLE_CLIENT_ID, makeSigningKey, TEST_AUDIENCE, TestIdp, freePort } from './support/idp.js';
+import { eventually } from './support/users-helpers.js';
+import { ModuleRole } from '../src/course-modules/module-role.js';
+
+const INVALID = { success: false, data: null, message: 'Invalid or expired token' };
+const NO_ACCOUNT = { success: false, data: null, message: 'No account for this identity' };
+
+function oidcSettings(issuer: string, overrides: Record<string, unknown> = {}) {
+  return {
+    oidc: {
+      issuer,
+      audience: TEST_AUDIENCE,
+      usernameClaim: 'preferred_username',
+      createUsers: false,
+      clientId: undefined,
+      scopes: ['openid', 'profile', 'email'],
+      refetchCooldownMs: 30_000,
+      ...overrides,
+    },
+  };
+}
+
+describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
+  let idp: TestIdp;
+  let app: TestApp;
+  let api: Client;
+
+  beforeAll(async () => {
+    idp = await TestIdp.start();
+    app = await startTestApp(oidcSettings(idp.issuer, { createUsers: true, clientId: CONSOLE_CLIENT_ID }));
+    api = client(app.url);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await idp?.stop();
+  });
+  beforeEach(() => app.reset());
+
+  describe('a token the provider issued', () => {
+    it('is a JWT for the audience, signed with the key the discovery document points at', async () => {
+      const token = await idp.accessToken({ preferred_username: 'jdoe' });
+      const claims = decodeJwt(token);
+      expect(claims).toMatchObject({ iss: idp.issuer, aud: TEST_AUDIENCE, preferred_username: 'jdoe' });
+    });
+
+    it('works on every kind of route for an existing user, named case-insensitively', async () => {
+      const user = await makeUser(app.dataSource, { username: 'Jane.Doe' });
+      const module = await makeModule(app.dataSource);
+      await assignRole(app.dataSource, user.id, module.id, ModuleRole.Lecturer);
+      const token = await idp.accessToken({ preferred_username: 'jane.DOE', email: 'other@example.edu' });
+
+      expect((await api.get('/api/health', { token })).status).toBe(200);
+      const me = await api.get('/api/auth/me', { token });
+      expect(me.status).toBe(200);
+      expect(me.body.data).toMatchObject({
+        id: user.id,
+        username: 'Jane.Doe',
+        email: user.email,
+        admin: false,
+      });
+      const personnel = await api.get(`/api/modules/${module.id}/personnel`, { token });
+      expect(personnel.status).toBe(200);
+      const mine = await api.get('/api/modules/me', { token });
+      expect(mine.status).toBe(200);
+      expect(JSON.stringify(mine.body.data)).toContain(`"code":"${module.code}"`);
+      // Not an administrator here: the admin route says so.
+      expect((await api.get('/api/users', { token })).status).toBe(403);
+      // A module this user has no role in.
+      const other = await makeModule(app.dataSource);
+      expect((await api.get(`/api/modules/${other.id}/personnel`, { token })).status).toBe(403);
+    });
+
+    it('grants admin rights from the local flag alone, never from the token', async () => {
+      const admin = await makeUser(app.dataSource, { username: 'boss', admin: true });
+      const plain = await makeUser(app.dataSource, { username: 'pleb' });
+      const adminToken = await idp.accessToken({ preferred_username: 'boss' });
+      const claimsAdmin = await idp.accessToken({
+        preferred_username: 'pleb',
+        admin: true,
+        groups: ['admins'],
+      });
+
+      const list = await api.get('/api/users', { token: adminToken });
+      expect(list.status).toBe(200);
+      expect(list.body.data.users.map((u: { id: number }) => u.id).sort()).toEqual(
+        [admin.id, plain.id].sort(),
+      );
+      expect(await api.get('/api/users', { token: claimsAdmin })).toMatchObject({
+        status: 403,
+        body: { message: 'You do not have permission to perform this action' },
+      });
+      const created = await api.post('/api/modules', {
+        token: adminToken,
+        body: { code: 'SSO101', year: 2026, credits: 15 },
+      });
+      expect(created.status).toBe(201);
+    });
+
+    it('creates an unknown person on first sight, once, with an audit event naming the route "sso"', async () => {
+      const tokens = await Promise.all([
+        idp.accessToken({ preferred_username: 'New.Person', email: 'New.Person@Example.edu' }),
+      ]);
+      const token = tokens[0];
+      // Concurrent first requests: one user.
+      const answers = await Promise.all(Array.from({ length: 8 }, () => api.get('/api/auth/me', { token })));
+      expect(answers.map((res) => res.status)).toEqual(Array(8).fill(200));
+      const ids = new Set(answers.map((res) => res.body.data.id));
+      expect(ids.size).toBe(1);
+      expect(answers[0].body.data).toMatchObject({
+        username: 'New.Person',
+        email: 'new.person@example.edu',
+        admin: false,
+        avatar_url: null,
+      });
+      const rows = await app.dataSource.query(
+        `SELECT id, password_hash FROM users WHERE username = 'New.Person'`,
+      );
+      expect(rows).toEqual([{ id: answers[0].body.data.id, password_hash: null }]);
+      const events = await app.dataSource.query(
+        `SELECT actor_id, action, target_type, target_ids, summary FROM audit_events`,
+      );
+      expect(events).toEqual([
+        {
+          actor_id: null,
+          action: 'user.create',
+          target_type: 'user',
+          target_ids: [String(answers[0].body.data.id)],
+          summary: { username: 'New.Person', via: 'sso' },
+        },
+      ]);
+      // No password login for such a user, whatever is sent.
+      const login = await api.post('/api/auth/login', {
+        body: { username: 'new.person', password: 'anything-at-all' },
+      });
+      expect(login.status).toBe(401);
+      // A second token of the same person is the same user.
+      const again = await idp.accessToken({
+        preferred_username: 'new.person',
+        email: 'new.person@example.edu',
+      });
+      expect((await api.get('/api/auth/me', { token: again })).body.data.id).toBe(answers[0].body.data.id);
+    });
+
+    it('cannot create a person without an email claim, or one whose email belongs to someone else', async () => {
+      await makeUser(app.dataSource, { username: 'taken', email: 'taken@example.edu' });
+      const noEmail = await idp.accessToken({ preferred_username: 'no.email' });
+      expect((await api.get('/api/auth/me', { token: noEmail })).body).toEqual(NO_ACCOUNT);
+      const clash = await idp.accessToken({ preferred_username: 'someone', email: 'TAKEN@example.edu' });
+      expect(await api.get('/api/auth/me', { token: clash })).toMatchObject({
+        status: 403,
+        body: NO_ACCOUNT,
+      });
+      const badName = await idp.accessToken({ preferred_username: 'jane doe@uni', email: 'jd@example.edu' });
+      expect(await api.get('/api/auth/me', { token: badName })).toMatchObject({
+        status: 403,
+        body: NO_ACCOUNT,
+      });
+      const count = await app.dataSource.query(`SELECT count(*)::int AS n FROM users`);
+      expect(count).toEqual([{ n: 1 }]);
+      expect(await app.dataSource.query(`SELECT * FROM audit_events`)).toEqual([]);
+    });
+
+    it('answers 401 when the username claim is missing or not a string', async () => {
+      for (const claims of [
+        {},
+        { preferred_username: 42 },
+        { preferred_username: ['jdoe'] },
+        { preferred_username: '' },
+      ]) {
+        const token = await idp.accessToken(claims);
+        expect(await api.get('/api/auth/me', { token })).toMatchObject({ status: 401, body: INVALID });
+      }
+    });
+
+    it("refuses a deleted user's token within the user cache bound", async () => {
+      const user = await makeUser(app.dataSource, { username: 'leaver' });
+      const admin = await makeUser(app.dataSource, { admin: true });
+      const token = await idp.accessToken({ preferred_username: 'leaver', email: 'leaver@example.edu' });
+      expect((await api.get('/api/auth/me', { token })).status).toBe(200);
+      expect((await api.delete(`/api/users/${user.id}`, { token: tokenFor(admin) })).status).toBe(200);
+      await eventually(async () => (await api.get('/api/auth/me', { token })).status === 401, 6000);
+      expect((await api.get('/api/auth/me', { token })).body).toEqual(INVALID);
+    });
+
+    it('refuses a password change for a single-sign-on account, and allows one for a user with a password', async () => {
+      const token = await idp.accessToken({ preferred_username: 'sso.only', email: 'sso.only@example.edu' });
+      const res = await api.put('/api/auth/password', {
+        token,
+        body: { current_password: 'whatever-it-is', new_password: 'a-new-password' },
+      });
+      expect(res).toMatchObject({
+        status: 400,
+        body: { success: false, data: null, message: 'This account signs in with single sign-on' },
+      });
+
+      await makeUser(app.dataSource, { username: 'both' });
+      const both = await idp.accessToken({ preferred_username: 'both' });
+      const changed = await api.put('/api/auth/password', {
+        token: both,
+        body: { current_password: DEFAULT_PASSWORD, new_password: 'a-new-password' },
+      });
+      expect(changed.status).toBe(200);
+      // The IdP's token is not ended by a password change here; the service's earlier tokens are.
+      expect((await api.get('/api/auth/me', { token: both })).status).toBe(200);
+    });
+
+    it("keeps the service's own tokens working beside the IdP's", async () => {
+      const user = await makeUser(app.dataSource);
+      const login = await api.post('/api/auth/login', {
+        body: { username: user.username, password: DEFAULT_PASSWORD },
+      });
+      expect(login.status).toBe(200);
+      expect((await api.get('/api/auth/me', { token: login.body.data.token })).body.data.id).toBe(user.id);
+    });
+  });
+
+  describe('tokens that are refused with 401', () => {
+    beforeEach(() => makeUser(app.dataSource, { username: 'victim', admin: true }));
+    const person = { preferred_username: 'victim', email: 'victim@example.edu' };
+
+    async function expectRefused(token: string) {
+      expect(await api.get('/api/auth/me', { token })).toMatchObject({ status: 401, body: INVALID });
+    }
+
+    it('accepts the minted control token (so the refusals below are about one change each)', async () => {
+      expect((await api.get('/api/auth/me', { token: await idp.mint(person) })).status).toBe(200);
+    });
+
+    it('wrong audience, or none', async () => {
+      await expectRefused(await idp.mint({ ...person, aud: 'https://other.example.edu/api' }));
+      await expectRefused(await idp.mint({ ...person, aud: undefined }));
+    });
+
+    it('expired beyond the 60 s tolerance, or not yet valid', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      await expectRefused(await idp.mint({ ...person, iat: now - 3600, exp: now - 61 }));
+      await expectRefused(await idp.mint({ ...person, nbf: now + 120 }));
+      await expectRefused(await idp.mint({ ...person, exp: undefined }));
+      // Within the tolerance: accepted.
+      expect(
+        (await api.get('/api/auth/me', { token: await idp.mint({ ...person, exp: now - 30 }) })).status,
+      ).toBe(200);
+    });
+
+    it('alg none, and HS256 "signed" with the public key (algorithm confusion)', async () => {
+      await expectRefused(unsignedToken({ ...person, iss: idp.issuer, aud: TEST_AUDIENCE, exp: 4102444800 }));
+      const now = Math.floor(Date.now() / 1000);
+      const publicKeyBytes = new TextEncoder().encode(JSON.stringify(idp.key.publicJwk));
+      const confused = await new SignJWT({
+        ...person,
+        iss: idp.issuer,
+        aud: TEST_AUDIENCE,
+        iat: now,
+        exp: now + 600,
+      })
+        .setProtectedHeader({ alg: 'HS256', kid: idp.key.kid })
+        .sign(publicKeyBytes);
+      await expectRefused(confused);
+    });
+
+    it('an unknown kid, without refetching the keys again within the cooldown', async () => {
+      // A first token makes sure the keys were fetched; then a kid the IdP never published.
+      await api.get('/api/auth/me', { token: await idp.mint(person) });
+      const before = idp.jwksRequests;
+      const stranger = await makeSigningKey('not-published');
+      await expectRefused(await idp.mint(person, { key: stranger }));
+      await expectRefused(await idp.mint(person, { key: stranger, header: { kid: idp.key.kid } }));
+      // No kid at all, though the IdP's only key would verify it.
+      await expectRefused(await idp.mint(person, { header: { kid: undefined } }));
+      expect(idp.jwksRequests).toBe(before);
+    });
+
+    it('a tampered payload', async () => {
+      const token = await idp.mint({ preferred_username: 'nobody-special', email: 'n@example.edu' });
+      const [header, , signature] = token.split('.');
+      const payload = base64url.encode(JSON.stringify({ ...decodeJwt(token), preferred_username: 'victim' }));
+      await expectRefused(`${header}.${payload}.${signature}`);
+    });
+
+    it('the issuer spelt differently, and a token of a second real IdP for the same audience', async () => {
+      await expectRefused(await idp.mint({ ...person, iss: `${idp.issuer}/` }));
+      const second = await TestIdp.start();
+      try {
+        await expectRefused(await second.accessToken(person));
+        // Even claiming this IdP's issuer, its signature does not verify with this IdP's keys.
+        await expectRefused(await second.mint({ ...person, iss: idp.issuer }));
+      } finally {
+        await second.stop();
+      }
+    });
+
+    it('an HS256 token with the service secret but the IdP as issuer goes the IdP way and fails', async () => {
+      const secret = new TextEncoder().encode(app.config.jwtSecret);
+      const now = Math.floor(Date.now() / 1000);
+      const forged = await new SignJWT({
+        ...person,
+        iss: idp.issuer,
+        aud: TEST_AUDIENCE,
+        sub: '1',
+        admin: true,
+        iat: now,
+        exp: now + 60,
+      })
+        .setProtectedHeader({ alg: 'HS256' })
+        .sign(secret);
+      await expectRefused(forged);
+    });
+  });
+
+  describe('the Swagger UI console with OIDC_CLIENT_ID', () => {
+    it('documents the IdP as an openIdConnect scheme beside bearer on every protected operation', async () => {
+      const document = (await api.get('/api/docs-json')).body;
+      expect(document.components.securitySchemes.sso).toEqual({
+        type: 'openIdConnect',
+        openIdConnectUrl: `${idp.issuer}/.well-known/openid-configuration`,
+        description: expect.stringContaining(`Sign in with ${new URL(idp.issuer).host}`),
+      });
+      expect(document.paths['/api/auth/me'].get.security).toEqual([{ bearer: [] }, { sso: [] }]);
+      expect(document.paths['/api/auth/config'].get.security).toEqual([]);
+      const init = await api.get('/api/docs/swagger-ui-init.js');
+      expect(init.body).toContain(`"clientId":"${CONSOLE_CLIENT_ID}"`);
+      expect(init.body).toContain('"usePkceWithAuthorizationCodeGrant":true');
+    });
+
+    it("relaxes COOP and connect-src for the IdP's origin on the docs pages only", async () => {
+      const page = await api.get('/api/docs');
+      expect(page.headers.get('cross-origin-opener-policy')).toBe('same-origin-allow-popups');
+      expect(page.headers.get('content-security-policy')).toContain(`connect-src 'self' ${idp.issuer}`);
+      const redirect = await api.get('/api/docs/oauth2-redirect.html');
+      expect(redirect.status).toBe(200);
+      expect(redirect.body).toContain('oauth2-redirect.js');
+      expect(redirect.headers.get('cross-origin-opener-policy')).toBeNull();
+      expect(redirect.headers.get('content-security-policy')).toContain("script-src 'self'");
+      expect((await api.get('/api/docs/oauth2-redirect.js')).status).toBe(200);
+      for (const path of ['/api/health', '/api/docs-json', '/api/auth/config']) {
+        const res = await api.get(path);
+        expect(res.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+        expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+      }
+    });
+  });
+
+  describe('GET /api/auth/config', () => {
+    it('names the IdP and its endpoints from discovery, without a token', async () => {
+      const res = await api.get('/api/auth/config');
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        success: true,
+        message: 'Sign-in options retrieved successfully',
+        data: {
+          password_login: true,
+          sso: {
+            issuer: idp.issuer,
+            client_id: CONSOLE_CLIENT_ID,
+            scopes: ['openid', 'profile', 'email'],
+            authorization_endpoint: `${idp.issuer}/auth`,
+            token_endpoint: `${idp.issuer}/token`,
+          },
+        },
+      });
+    });
+  });
+});
+
+describe('single sign-on: the IdP down at start, then up, then rotating its key', () => {
+  let idp: TestIdp;
+  let app: TestApp;
+  let api: Client;
+
+  beforeAll(async () => {
+    idp = new TestIdp(await freePort());
+    idp.key = await makeSigningKey('key-1');
+    app = await startTestApp(oidcSettings(idp.issuer, { refetchCooldownMs: 300 }));
+    api = client(app.url);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await idp?.stop();
+  });
+
+  it('starts and serves password login and readiness while the IdP cannot be reached; then accepts its tokens', async () => {
+    const user = await makeUser(app.dataSource, { username: 'early.bird' });
+    expect((await api.get('/api/health/ready')).status).toBe(200);
+    const login = await api.post('/api/auth/login', {
+      body: { username: 'early.bird', password: DEFAULT_PASSWORD },
+    });
+    expect(login.status).toBe(200);
+    const config = await api.get('/api/auth/config');
+    expect(config.body.data.sso).toMatchObject({
+      issuer: idp.issuer,
+      authorization_endpoint: null,
+      token_endpoint: null,
+    });
+
+    const token = await idp.mint({ preferred_username: 'early.bird' });
+    expect(await api.get('/api/auth/me', { token })).toMatchObject({ status: 401, body: INVALID });
+
+    await idp.listen();
+    const provided = await idp.accessToken({ preferred_username: 'early.bird' });
+    await eventually(async () => (await api.get('/api/auth/me', { token: provided })).status === 200, 5000);
+    expect((await api.get('/api/auth/me', { token })).body.data.id).toBe(user.id);
+    expect((await api.get('/api/auth/config')).body.data.sso.token_endpoint).toBe(`${idp.issuer}/token`);
+  });
+
+  it('answers 403 for a person without a local user when users are not created', async () => {
+    const token = await idp.accessToken({ preferred_username: 'stranger', email: 'stranger@example.edu' });
+    expect(await api.get('/api/auth/me', { token })).toMatchObject({ status: 403, body: NO_ACCOUNT });
+    expect(await app.dataSource.query(`SELECT id FROM users WHERE username = 'stranger'`)).toEqual([]);
+  });
+
+  it('follows a key rotation at the IdP without a restart', async () => {
+    const before = await idp.accessToken({ preferred_username: 'early.bird' });
+    expect((await api.get('/api/auth/me', { token: before })).status).toBe(200);
+    await idp.rotateKey('key-2');
+    const after = await idp.accessToken({ preferred_username: 'early.bird' });
+    expect(decodeJwt(after)).toBeTruthy();
+    // One refetch once the cooldown since the last fetch has passed.
+    await eventually(async () => (await api.get('/api/auth/me', { token: after })).status === 200, 5000);
+    // A token signed with the retired key, never seen before, is refused.
+    const retired = await makeSigningKey('key-1');
+    expect(
+      (
+        await api.get('/api/auth/me', {
+          token: await idp.mint({ preferred_username: 'early.bird' }, { key: retired }),
+        })
+      ).status,
+    ).toBe(401);
+  });
+});
+
+describe('PASSWORD_LOGIN=false', () => {
+  let app: TestApp;
+  let api: Client;
+  beforeAll(async () => {
+    app = await startTestApp({ passwordLogin: false });
+    api = client(app.url);
+  });
+  afterAll(() => app?.close());
+
+  it('answers every login with 403 before checking or counting anything; earlier tokens stay valid', async () => {
+    const user = await makeUser(app.dataSource);
+    for (let i = 0; i < 12; i++) {
+      const res = await api.post('/api/auth/login', {
+        body: { username: user.username, password: i === 11 ? DEFAULT_PASSWORD : `wrong-${i}` },
+      });
+      expect(res).toMatchObject({
+        status: 403,
+        body: { success: false, data: null, message: 'Password login is disabled; use single sign-on' },
+      });
+    }
+    const invalidBody = await api.post('/api/auth/login', { body: { nonsense: true } });
+    expect(invalidBody.status).toBe(403);
+    expect(await app.dataSource.query(`SELECT action FROM audit_events`)).toEqual([]);
+    expect((await api.get('/api/auth/me', { token: tokenFor(user) })).status).toBe(200);
+    expect((await api.get('/api/auth/config')).body).toEqual({
+      success: true,
+      message: 'Sign-in options retrieved successfully',
+      data: { password_login: false, sso: null },
+    });
+  });
+});
