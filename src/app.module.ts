@@ -6,6 +6,7 @@ import { AuthModule } from './auth/auth.module.js';
 import { type AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { CoreModule } from './core/core.module.js';
+import { EventsModule } from './events/events.module.js';
 import { CourseModulesModule } from './course-modules/course-modules.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './core/metrics.js';
@@ -43,6 +44,7 @@ export class AppModule {
         UsersModule,
         CourseModulesModule,
         AuditModule,
+        EventsModule,
       ],
     };
   }
