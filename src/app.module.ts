@@ -6,6 +6,7 @@ import { AuthModule } from './auth/auth.module.js';
 import { type AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { CoreModule } from './core/core.module.js';
+import { DrainingModule } from './core/draining.js';
 import { EventsModule } from './events/events.module.js';
 import { CourseModulesModule } from './course-modules/course-modules.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -36,6 +37,7 @@ export class AppModule {
           retryDelay: 1000,
         }),
         CoreModule,
+        DrainingModule,
         MetricsModule,
         RedisModule,
         StorageModule,

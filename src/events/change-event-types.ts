@@ -22,3 +22,15 @@ export interface NewChangeEvent {
   type: ChangeEventType;
   data: unknown;
 }
+
+/** `module.members_changed`: who joined the module, who left it, and whose role changed (user ids as numbers). */
+export interface MembersChanged {
+  module_id: number;
+  added: { user_id: number; role: string }[];
+  removed: { user_id: number; role: string }[];
+  changed: { user_id: number; from: string; to: string }[];
+}
+
+/** Whether a members change changed anything (an assignment of a role already held does not). */
+export const changesMembers = (change: MembersChanged): boolean =>
+  change.added.length + change.removed.length + change.changed.length > 0;

@@ -1,6 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
+import {
+  DataSource,
+  type EntityManager,
+  type EntitySubscriberInterface,
+  type QueryRunner,
+  type TransactionCommitEvent,
+  type TransactionRollbackEvent,
+} from 'typeorm';
 import { type ChangeEventType, type NewChangeEvent } from './change-event-types.js';
 
 /**
@@ -51,10 +58,39 @@ interface FeedRow {
   data: unknown;
 }
 
-/** The only code that reads or writes `change_events` (the outbox of docs/events.md). */
+/** How many events of each type a transaction wrote. */
+export type EventCounts = Map<ChangeEventType, number>;
+
+/**
+ * The only code that reads or writes `change_events` (the outbox of docs/events.md). It also follows TypeORM's
+ * transaction events, so that what a transaction appended is reported (`onCommitted`) only once it committed.
+ */
 @Injectable()
-export class ChangeEventsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+export class ChangeEventsRepository implements EntitySubscriberInterface {
+  private readonly uncommitted = new WeakMap<QueryRunner, EventCounts>();
+  private committedListener: ((counts: EventCounts) => void) | undefined;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    dataSource.subscribers.push(this);
+  }
+
+  /** Called with the counts of every committed transaction that appended events. */
+  onCommitted(listener: (counts: EventCounts) => void): void {
+    this.committedListener = listener;
+  }
+
+  afterTransactionCommit(event: TransactionCommitEvent): void {
+    // Also called when a savepoint is released; only the outermost commit makes the events real.
+    if (event.queryRunner.isTransactionActive) return;
+    const counts = this.uncommitted.get(event.queryRunner);
+    if (counts === undefined) return;
+    this.uncommitted.delete(event.queryRunner);
+    this.committedListener?.(counts);
+  }
+
+  afterTransactionRollback(event: TransactionRollbackEvent): void {
+    if (!event.queryRunner.isTransactionActive) this.uncommitted.delete(event.queryRunner);
+  }
 
   /**
    * Inserts the events in `manager`'s transaction with one statement, in the order given, and notifies the
@@ -74,6 +110,11 @@ export class ChangeEventsRepository {
        SELECT pg_notify('${CHANGE_EVENTS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM inserted)`,
       [JSON.stringify(events.map((event) => ({ type: event.type, data: event.data ?? null })))],
     );
+    const runner = manager.queryRunner;
+    if (runner === undefined) return;
+    const counts = this.uncommitted.get(runner) ?? new Map<ChangeEventType, number>();
+    for (const event of events) counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
+    this.uncommitted.set(runner, counts);
   }
 
   /**
