@@ -202,6 +202,7 @@ const TABLE: Record<string, Row> = {
   },
 
   'GET /api/audit': { allowed: ADMIN },
+  'GET /api/events': { allowed: ADMIN },
 };
 
 interface Answer {
