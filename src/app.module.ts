@@ -6,6 +6,8 @@ import { AuthModule } from './auth/auth.module.js';
 import { type AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { CoreModule } from './core/core.module.js';
+import { DrainingModule } from './core/draining.js';
+import { EventsModule } from './events/events.module.js';
 import { interactiveTimeouts } from './database/database.js';
 import { CourseModulesModule } from './course-modules/course-modules.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -32,6 +34,7 @@ export class AppModule {
           retryDelay: 1000,
         }),
         CoreModule,
+        DrainingModule,
         MetricsModule,
         RedisModule,
         StorageModule,
@@ -40,6 +43,7 @@ export class AppModule {
         UsersModule,
         CourseModulesModule,
         AuditModule,
+        EventsModule,
       ],
     };
   }

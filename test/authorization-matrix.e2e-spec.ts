@@ -225,6 +225,7 @@ const TABLE: Record<string, Row> = {
   },
 
   'GET /api/audit': { allowed: ADMIN },
+  'GET /api/events': { allowed: ADMIN },
 };
 
 interface Answer {

@@ -52,6 +52,7 @@ const ACCESS: Record<string, Access> = {
   'POST /api/modules/{module_id}/roster/import': 'module',
   'GET /api/modules/{module_id}/roster.csv': 'module',
   'GET /api/audit': 'admin',
+  'GET /api/events': 'admin',
 };
 
 /** Routes that take a request body besides POST and PUT. */

@@ -20,11 +20,13 @@ import { LoginThrottleGuard } from './login-throttle.guard.js';
 import { PasswordLoginGuard } from './password-login.guard.js';
 import { SsoIdentities } from './sso-identities.js';
 import { TokenService } from './token.service.js';
+import { EventsModule } from '../events/events.module.js';
 
 @Module({
   imports: [
     UsersModule,
     AuditModule,
+    EventsModule,
     PassportModule,
     JwtModule.registerAsync({
       inject: [APP_CONFIG],

@@ -77,7 +77,8 @@ export function buildOpenApiDocument(
     .addTag('Students', 'The students of a module')
     .addTag('Users', 'User administration and avatars')
     .addTag('Health', 'Probes for Kubernetes')
-    .addTag('Audit', 'Who changed what, and when');
+    .addTag('Audit', 'Who changed what, and when')
+    .addTag('Events', 'Every change to modules and users, in order, for other systems to follow');
   if (signIn.sso) {
     builder.addSecurity(SSO_SCHEME, {
       type: 'openIdConnect',

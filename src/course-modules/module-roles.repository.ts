@@ -108,26 +108,27 @@ export class ModuleRolesRepository {
     );
   }
 
-  /** The roles other than `role` that the named users hold in the module, locked in user id order. */
+  /** The named users holding a role other than `role` in the module, with it, locked in user id order. */
   async lockOtherRoles(
     moduleId: string,
     userIds: readonly string[],
     role: ModuleRole,
     manager: EntityManager,
-  ): Promise<ModuleRole[]> {
-    const rows = await manager.query<{ role: ModuleRole }[]>(
-      `SELECT role FROM user_module_roles
+  ): Promise<{ userId: string; role: ModuleRole }[]> {
+    const rows = await manager.query<{ user_id: string; role: ModuleRole }[]>(
+      `SELECT user_id::text AS user_id, role FROM user_module_roles
        WHERE module_id = $1 AND user_id = ANY($2::bigint[]) AND role <> $3
        ORDER BY user_id FOR UPDATE`,
       [moduleId, userIds, role],
     );
-    return rows.map((row) => row.role);
+    return rows.map((row) => ({ userId: row.user_id, role: row.role }));
   }
 
   /**
-   * Gives each named user `role` in the module, replacing another role there, in one statement. With
-   * `keepLecturers` a Lecturer row is never replaced, not even one another transaction committed after the
-   * caller's checks: the caller then finds it with {@link lockOtherRoles} and refuses.
+   * Gives each named user `role` in the module, replacing another role there, in one statement. Returns the
+   * users whose row was written (not those who held `role` already), in id order. With `keepLecturers` a
+   * Lecturer row is never replaced, not even one another transaction committed after the caller's checks: the
+   * caller then finds it with {@link lockOtherRoles} and refuses.
    */
   async assign(
     moduleId: string,
@@ -135,15 +136,17 @@ export class ModuleRolesRepository {
     role: ModuleRole,
     manager: EntityManager,
     keepLecturers = false,
-  ): Promise<void> {
-    await manager.query(
+  ): Promise<string[]> {
+    const rows = await manager.query<{ user_id: string }[]>(
       `INSERT INTO user_module_roles (user_id, module_id, role)
        SELECT id, $1, $3 FROM unnest($2::bigint[]) AS named(id)
        ON CONFLICT (user_id, module_id) DO UPDATE SET role = EXCLUDED.role
        WHERE user_module_roles.role <> EXCLUDED.role
-         AND NOT ($4::boolean AND user_module_roles.role = 'Lecturer')`,
+         AND NOT ($4::boolean AND user_module_roles.role = 'Lecturer')
+       RETURNING user_id::text AS user_id`,
       [moduleId, userIds, role, keepLecturers],
     );
+    return rows.map((row) => row.user_id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
   }
 
   /** How many of the named users hold the Lecturer role in the module. */
