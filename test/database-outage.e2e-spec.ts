@@ -1,4 +1,5 @@
-import { readdir } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startTestApp, type TestApp } from './support/app.js';
@@ -129,6 +130,7 @@ describe('a database outage under load', () => {
   const uncertain: Uncertain[] = [];
   const avatarUploads = new Map<number, { confirmed: number; failed: number }>();
   let codes = 0;
+  let movedStorage: string | undefined;
   let groups = 0;
 
   beforeAll(async () => {
@@ -144,6 +146,7 @@ describe('a database outage under load', () => {
   afterAll(async () => {
     await app?.close();
     await server?.destroy();
+    if (movedStorage) await rm(movedStorage, { recursive: true, force: true });
   });
 
   /** One request, timed; never throws. */
@@ -546,48 +549,6 @@ describe('a database outage under load', () => {
     });
   });
 
-  it('answers within 10 s (readiness 2 s) while frozen with the default timeouts', async () => {
-    const short = app;
-    // The same database and files; every timeout as a new installation has it.
-    app = await startTestApp({ databaseUrl: server.url, storageDir: short.config.storageDir });
-    try {
-      expect(app.config).toMatchObject({ dbStatementTimeoutMs: 5000, dbQueryTimeoutMs: 6000 });
-      let postmaster = 0;
-      const { samples, probes, marks } = await phase(
-        'frozen, default timeouts',
-        {
-          cut: async () => {
-            postmaster = (await server.freeze()).postmaster;
-          },
-          restore: () => server.thaw(postmaster),
-          downMs: DEFAULTS_FREEZE_MS,
-        },
-        DEFAULT_BOUNDS,
-      );
-      // Each kind of request met the frozen database and answered its 500 (readiness its 503) in time.
-      const frozen = [...samples, ...probes].filter(
-        (sample) => sample.endedAt >= marks.downAt && sample.startedAt < marks.restoringAt,
-      );
-      const failedOps = new Set(frozen.filter((sample) => !isSuccess(sample)).map((sample) => sample.op));
-      expect([...failedOps].sort()).toEqual(
-        expect.arrayContaining(['create', 'list', 'me', 'read', 'ready'].sort()),
-      );
-      const slowest = (ops: string[]) =>
-        Math.max(
-          ...frozen
-            .filter((sample) => ops.includes(sample.op) && !isSuccess(sample))
-            .map((sample) => sample.endedAt - sample.startedAt),
-        );
-      console.log(
-        `defaults: slowest 500 ${slowest(['list', 'me', 'read', 'create', 'update', 'assign', 'unassign', 'bulk', 'avatar'])} ms, ` +
-          `slowest 503 ${slowest(['ready'])} ms`,
-      );
-    } finally {
-      await app.close();
-      app = short;
-    }
-  });
-
   it('answers clean 500/503 envelopes after PostgreSQL is killed (SIGKILL), and recovers at its restart', async () => {
     await phase('killed', {
       cut: async () => {
@@ -604,5 +565,47 @@ describe('a database outage under load', () => {
       restore: () => server.start(),
       downMs: 3000,
     });
+  });
+
+  it('answers within 10 s (readiness 2 s) while frozen with the default timeouts', async () => {
+    // Last: the service with short timeouts gives way to one on the same database and files with every timeout
+    // as a new installation has it (two services in one process would share TypeORM's data source registry).
+    // The files go along (the first service's directory goes with it): the checks compare them with the rows.
+    const storageDir = await mkdtemp(path.join(tmpdir(), 'mas-outage-files-'));
+    movedStorage = storageDir;
+    await cp(app.config.storageDir, storageDir, { recursive: true });
+    await app.close();
+    app = await startTestApp({ databaseUrl: server.url, storageDir });
+    expect(app.config).toMatchObject({ dbStatementTimeoutMs: 5000, dbQueryTimeoutMs: 6000 });
+    let postmaster = 0;
+    const { samples, probes, marks } = await phase(
+      'frozen, default timeouts',
+      {
+        cut: async () => {
+          postmaster = (await server.freeze()).postmaster;
+        },
+        restore: () => server.thaw(postmaster),
+        downMs: DEFAULTS_FREEZE_MS,
+      },
+      DEFAULT_BOUNDS,
+    );
+    // Each kind of request met the frozen database and answered its 500 (readiness its 503) in time.
+    const frozen = [...samples, ...probes].filter(
+      (sample) => sample.endedAt >= marks.downAt && sample.startedAt < marks.restoringAt,
+    );
+    const failedOps = new Set(frozen.filter((sample) => !isSuccess(sample)).map((sample) => sample.op));
+    expect([...failedOps].sort()).toEqual(expect.arrayContaining(['list', 'me', 'read', 'ready']));
+    const writes = ['create', 'update', 'assign', 'unassign', 'bulk', 'avatar'];
+    expect(writes.filter((op) => failedOps.has(op))).not.toEqual([]);
+    const slowest = (ops: string[]) =>
+      Math.max(
+        ...frozen
+          .filter((sample) => ops.includes(sample.op) && !isSuccess(sample))
+          .map((sample) => sample.endedAt - sample.startedAt),
+      );
+    console.log(
+      `defaults: slowest 500 ${slowest(['list', 'me', 'read', 'create', 'update', 'assign', 'unassign', 'bulk', 'avatar'])} ms, ` +
+        `slowest 503 ${slowest(['ready'])} ms`,
+    );
   });
 });
