@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       adminEmail: 'admin@localhost',
       adminPassword: undefined,
       swaggerEnabled: true,
+      requestTimeoutMs: 120_000,
       trustProxy: false,
       dbStatementTimeoutMs: 30_000,
       dbQueryTimeoutMs: 35_000,
@@ -60,6 +61,7 @@ describe('loadConfig', () => {
       ADMIN_EMAIL: 'Root@Uni.example',
       ADMIN_PASSWORD: 'root-password',
       SWAGGER_ENABLED: 'false',
+      REQUEST_TIMEOUT_MS: '30000',
       DB_STATEMENT_TIMEOUT_MS: '1500',
       DB_QUERY_TIMEOUT_MS: '4000',
       DB_CONNECT_TIMEOUT_MS: '2500',
@@ -76,6 +78,7 @@ describe('loadConfig', () => {
       dbPoolSize: 25,
       adminEmail: 'root@uni.example',
       swaggerEnabled: false,
+      requestTimeoutMs: 30_000,
       dbStatementTimeoutMs: 1500,
       dbQueryTimeoutMs: 4000,
       dbConnectTimeoutMs: 2500,
@@ -103,6 +106,8 @@ describe('loadConfig', () => {
     [{ DB_STATEMENT_TIMEOUT_MS: '9000', DB_QUERY_TIMEOUT_MS: '8000' }, 'DB_QUERY_TIMEOUT_MS'],
     [{ DB_QUERY_TIMEOUT_MS: '2s' }, 'DB_QUERY_TIMEOUT_MS'],
     [{ DB_CONNECT_TIMEOUT_MS: '50' }, 'DB_CONNECT_TIMEOUT_MS'],
+    [{ REQUEST_TIMEOUT_MS: '0' }, 'REQUEST_TIMEOUT_MS'],
+    [{ REQUEST_TIMEOUT_MS: '2m' }, 'REQUEST_TIMEOUT_MS'],
   ])('refuses %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(`Invalid configuration: ${variable}`);
