@@ -10,6 +10,7 @@ import { type AppConfig } from './config/app-config.js';
 import { resolveJwtSecret } from './config/jwt-secret.js';
 import { boundJsonBodies } from './core/body-shape.js';
 import { drainEarlyAnswers } from './core/early-answers.js';
+import { answerRequestTimeouts, requestTimeoutOptions } from './core/request-timeout.js';
 import { registerCsvBodyParser } from './core/csv/csv-upload.js';
 import { answerFrameworkError } from './core/framework-errors.js';
 import { createRootLogger, NestPinoLogger } from './core/logger.js';
@@ -38,6 +39,8 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
     // What the router answers by itself (a malformed URL, a parameter over that length) stays in the envelope.
     frameworkErrors: answerFrameworkError,
     forceCloseConnections: 'idle',
+    // The whole request, head and body, must arrive within REQUEST_TIMEOUT_MS: a trickling client is cut off.
+    ...requestTimeoutOptions(config.requestTimeoutMs),
     // Off unless TRUST_PROXY names the proxies: a client then cannot choose its own address. Fastify trusts
     // no one for a bare number (it cannot check the peer), so a hop count is the proxy-addr function for it.
     trustProxy:
@@ -81,6 +84,7 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
     done(null, payload);
   });
   drainEarlyAnswers(fastify);
+  answerRequestTimeouts(fastify);
   boundJsonBodies(fastify);
   fastify.addHook('onResponse', (request, reply, done) => {
     // `request.log` carries the request id, and the caller's id once the token was checked.

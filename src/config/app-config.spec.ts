@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       adminEmail: 'admin@localhost',
       adminPassword: undefined,
       swaggerEnabled: true,
+      requestTimeoutMs: 120_000,
       trustProxy: false,
       dbStatementTimeoutMs: 5000,
       dbQueryTimeoutMs: 6000,
@@ -77,6 +78,7 @@ describe('loadConfig', () => {
       ADMIN_EMAIL: 'Root@Uni.example',
       ADMIN_PASSWORD: 'root-password',
       SWAGGER_ENABLED: 'false',
+      REQUEST_TIMEOUT_MS: '30000',
       DB_STATEMENT_TIMEOUT_MS: '1500',
       DB_QUERY_TIMEOUT_MS: '4000',
       DB_CONNECT_TIMEOUT_MS: '2500',
@@ -96,6 +98,7 @@ describe('loadConfig', () => {
       dbPoolSize: 25,
       adminEmail: 'root@uni.example',
       swaggerEnabled: false,
+      requestTimeoutMs: 30_000,
       dbStatementTimeoutMs: 1500,
       dbQueryTimeoutMs: 4000,
       dbConnectTimeoutMs: 2500,
@@ -133,6 +136,8 @@ describe('loadConfig', () => {
     ],
     [{ DB_LONG_QUERY_TIMEOUT_MS: '2m' }, 'DB_LONG_QUERY_TIMEOUT_MS'],
     [{ EXPORT_IDLE_TIMEOUT_MS: '10' }, 'EXPORT_IDLE_TIMEOUT_MS'],
+    [{ REQUEST_TIMEOUT_MS: '0' }, 'REQUEST_TIMEOUT_MS'],
+    [{ REQUEST_TIMEOUT_MS: '2m' }, 'REQUEST_TIMEOUT_MS'],
   ])('refuses %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(`Invalid configuration: ${variable}`);

@@ -33,6 +33,8 @@ export interface AppConfig {
   adminEmail: string;
   adminPassword: string | undefined;
   swaggerEnabled: boolean;
+  /** How long one request, head and body, may take to arrive before it is answered 408 and its connection closed. */
+  requestTimeoutMs: number;
   /** Fastify's `trustProxy`: off, a hop count, or the proxies' addresses/CIDRs (see TRUST_PROXY). */
   trustProxy: false | number | string[];
   /** Unset: no metrics are served. Otherwise Prometheus metrics on this port of `metricsHost`, apart from the API. */
@@ -317,6 +319,7 @@ export function loadConfig(env: Env): AppConfig {
     adminEmail,
     adminPassword,
     swaggerEnabled: bool(env, 'SWAGGER_ENABLED', true),
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),
     trustProxy: trustProxy(env),
     metricsPort,
     metricsHost: read(env, 'METRICS_HOST') ?? read(env, 'HOST') ?? '0.0.0.0',

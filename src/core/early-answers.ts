@@ -1,4 +1,5 @@
 import { type IncomingMessage } from 'node:http';
+import { type Socket } from 'node:net';
 import { type FastifyInstance } from 'fastify';
 
 /**
@@ -13,89 +14,104 @@ export const EARLY_ANSWER_DRAIN_MS = 5_000;
 export const EARLY_ANSWER_LINGER_MS = 2_000;
 
 /**
+ * The socket's byte count when the request's head had been parsed. A keep-alive socket's count includes every
+ * earlier request on it; only what it read since this mark can be this request's body.
+ */
+const readAtHead = new WeakMap<IncomingMessage, number>();
+/** The request whose body a socket is discarding after a keep-alive early answer. */
+const draining = new WeakMap<Socket, IncomingMessage>();
+
+/**
  * An answer given before the request body was read (an unknown user, no token, a body too large or of the
  * wrong type) must reach a client that is still sending that body. Closing the socket at once — what
  * `Connection: close` makes Node do — resets the connection while the client writes, and clients such as
  * Node's fetch then report a connection failure instead of the answer (EPIPE / ECONNRESET).
  *
- * So the answer goes out without `Connection: close`, the rest of the body is read and discarded, and the
- * connection is kept if it all arrives within {@link EARLY_ANSWER_DRAIN_BYTES} and
- * {@link EARLY_ANSWER_DRAIN_MS}. Otherwise the server half-closes (FIN: the client reads the answer and sees the
- * end), keeps discarding for {@link EARLY_ANSWER_LINGER_MS}, then closes.
+ * The answer says what happens next, and the server keeps to it:
+ * - a body declared (Content-Length) with at most {@link EARLY_ANSWER_DRAIN_BYTES} still to come is answered
+ *   without `Connection: close`; the rest is read and discarded and the connection serves the next request. A
+ *   client that takes longer than {@link EARLY_ANSWER_DRAIN_MS} to send it is still sending, so it has no other
+ *   request on the connection when the server half-closes it.
+ * - a larger body, or one without a declared length (chunked: how much follows is unknown), is answered with
+ *   `Connection: close`; the server half-closes after the answer (FIN: the client reads the answer and sees the
+ *   end), keeps discarding for {@link EARLY_ANSWER_LINGER_MS}, then closes.
+ *
+ * A keep-alive answer followed by a close is the race this avoids: a pooling client (Node's fetch) reuses the
+ * connection for its next request the moment the answer and its own body are done, and the close then fails
+ * that request (`UND_ERR_SOCKET`, "other side closed"). docs/decisions.md tells how it was found.
  */
 export function drainEarlyAnswers(fastify: FastifyInstance): void {
+  // Ahead of Fastify's listener, while the socket has read no further than the chunk holding this head: the
+  // mark may count up to one read (64 KiB) of the body as read before it, never a byte of an earlier request.
+  fastify.server.prependListener('request', (message: IncomingMessage) => {
+    readAtHead.set(message, message.socket.bytesRead);
+  });
   fastify.addHook('onSend', async (request, reply) => {
-    if (request.raw.complete) return;
-    if (tooLargeToDrain(request.raw)) {
+    if (!bodyUnread(request.raw)) return;
+    if (!drainable(request.raw)) {
       // The connection ends after this answer: say so, so that no client sends another request on it. Node
       // would close it at once and reset a client still writing; a gentle close takes its place.
       void reply.header('connection', 'close');
-      closeGentlyWhenDone(request.raw);
+      closeGentlyWhenDone(request.raw.socket);
     } else if (String(reply.getHeader('connection')).toLowerCase() === 'close') {
       // Fastify's body parser asks for a close on its errors; the drain below replaces that close.
       reply.removeHeader('connection');
     }
   });
-  fastify.addHook('onResponse', (request, _reply, done) => {
-    if (!request.raw.complete) discardRest(request.raw);
+  fastify.addHook('onResponse', (request, reply, done) => {
+    if (bodyUnread(request.raw)) discardRest(request.raw, reply.getHeader('connection') !== 'close');
     done();
   });
 }
 
-function tooLargeToDrain(message: IncomingMessage): boolean {
+/**
+ * Whether the socket is discarding the body of a request already answered (a keep-alive early answer): a
+ * request timeout there must not write a second answer.
+ */
+export function answeredWhileReceiving(socket: Socket): boolean {
+  const message = draining.get(socket);
+  return message !== undefined && !message.complete;
+}
+
+/** A request with a body (declared, or chunked) of which the parser has not seen the end. */
+function bodyUnread(message: IncomingMessage): boolean {
+  if (message.complete) return false;
+  const declared = Number(message.headers['content-length'] ?? 0);
+  return message.headers['transfer-encoding'] !== undefined || declared > 0;
+}
+
+/** Whether what is left of a declared body fits the drain. */
+function drainable(message: IncomingMessage): boolean {
+  if (message.headers['transfer-encoding'] !== undefined) return false;
   const declared = Number(message.headers['content-length']);
-  return Number.isSafeInteger(declared) && declared - message.socket.bytesRead > EARLY_ANSWER_DRAIN_BYTES;
+  const mark = readAtHead.get(message);
+  if (!Number.isSafeInteger(declared) || mark === undefined) return false;
+  return declared - (message.socket.bytesRead - mark) <= EARLY_ANSWER_DRAIN_BYTES;
 }
 
 /** Node ends a `Connection: close` answer with destroySoon(): a half-close with a linger replaces it. */
-function closeGentlyWhenDone(message: IncomingMessage): void {
-  const socket = message.socket;
-  socket.destroySoon = function destroySoonGently(this: typeof socket) {
-    this.end();
-    this.resume();
-    setTimeout(() => this.destroy(), EARLY_ANSWER_LINGER_MS).unref();
+function closeGentlyWhenDone(socket: Socket): void {
+  socket.destroySoon = function destroySoonGently(this: Socket) {
+    endGently(this);
   };
 }
 
-function discardRest(message: IncomingMessage): void {
-  const socket = message.socket;
-  // Node discards the body of an answered request inside its parser, without 'data' events: the socket's byte
-  // count is what tells how much has arrived.
-  const readAtAnswer = socket.bytesRead;
-  let closing = false;
-  const stopWatching = () => {
-    clearInterval(watch);
-    clearTimeout(deadline);
-  };
-  // The whole body arrived: the connection serves the next request and must not be closed under it.
-  const drained = () => message.complete || message.readableEnded;
-  const closeGently = () => {
-    stopWatching();
-    if (closing || socket.destroyed || drained()) return;
-    closing = true;
-    socket.end();
-    setTimeout(() => socket.destroy(), EARLY_ANSWER_LINGER_MS).unref();
-  };
-  // A body announced as larger than what is left to drain is not waited for: the end is sent at once.
-  const declared = Number(message.headers['content-length']);
-  if (Number.isSafeInteger(declared) && declared - readAtAnswer > EARLY_ANSWER_DRAIN_BYTES) {
-    message.unpipe();
-    message.resume();
-    closing = true;
-    socket.end();
-    setTimeout(() => socket.destroy(), EARLY_ANSWER_LINGER_MS).unref();
-    return;
-  }
-  const watch = setInterval(() => {
-    if (drained()) stopWatching();
-    else if (socket.bytesRead - readAtAnswer > EARLY_ANSWER_DRAIN_BYTES) closeGently();
-  }, 25);
-  watch.unref();
-  const deadline = setTimeout(closeGently, EARLY_ANSWER_DRAIN_MS);
-  deadline.unref();
-  message.once('end', stopWatching);
-  socket.once('close', stopWatching);
-  // A reader that gave up half-way (the multipart parser after an error) may still be attached.
+function endGently(socket: Socket): void {
+  socket.end();
+  socket.resume();
+  setTimeout(() => socket.destroy(), EARLY_ANSWER_LINGER_MS).unref();
+}
+
+function discardRest(message: IncomingMessage, keepAlive: boolean): void {
+  // A reader that gave up half-way (the multipart parser after an error) may still be attached. Node discards
+  // the rest inside its parser; the connection then serves the next request, or ends as the answer said.
   message.unpipe();
   message.resume();
+  if (!keepAlive) return;
+  const socket = message.socket;
+  draining.set(socket, message);
+  setTimeout(() => {
+    // Once the body is complete the connection belongs to the next request and is never closed under it.
+    if (!message.complete && !socket.destroyed) endGently(socket);
+  }, EARLY_ANSWER_DRAIN_MS).unref();
 }
