@@ -29,6 +29,7 @@ async function snapshot(dataSource: DataSource) {
   const [counts] = await dataSource.query(
     `SELECT (SELECT json_agg(m ORDER BY id) FROM modules m) AS modules,
             (SELECT count(*)::int FROM audit_events) AS events,
+            (SELECT count(*)::int FROM change_events) AS change_events,
             (SELECT row_to_json(s) FROM module_stats s) AS stats`,
   );
   return { ...counts, roles: await roleRows(dataSource) };
@@ -326,6 +327,61 @@ describe('POST /api/modules/rollover', () => {
     });
   });
 
+  it('writes module.created per new module and module.members_changed per module that got members', async () => {
+    const a = await staffed('ABC100');
+    const existing = await makeModule(app.dataSource, { year: TO, code: 'ABC200' });
+    const b = await staffed('ABC200');
+    await assignRole(app.dataSource, b.lecturer.id, existing.id, ModuleRole.Tutor);
+    const empty = await makeModule(app.dataSource, { year: FROM, code: 'ABC300' });
+    await app.dataSource.query('DELETE FROM change_events');
+    const res = await rollover({ from_year: FROM, to_year: TO });
+    expect(res.status).toBe(201);
+    const events = await app.dataSource.query<{ type: string; data: any }[]>(
+      `SELECT type, data FROM change_events ORDER BY txid, id`,
+    );
+    const newA = (await moduleOf('ABC100', TO))!;
+    const newEmpty = (await moduleOf('ABC300', TO))!;
+    const created = events.filter((event) => event.type === 'module.created').map((event) => event.data);
+    expect(created.map((module) => module.code).sort()).toEqual(['ABC100', 'ABC300']);
+    expect(created.find((module) => module.code === 'ABC100')).toMatchObject({
+      id: Number(newA.id),
+      year: TO,
+      credits: 20,
+      description: null,
+    });
+    expect(created.find((module) => module.code === 'ABC300').id).toBe(Number(newEmpty.id));
+    const changed = events
+      .filter((event) => event.type === 'module.members_changed')
+      .map((event) => event.data);
+    const byModule = new Map(changed.map((change) => [change.module_id, change]));
+    expect(byModule.size).toBe(2);
+    const sortById = <T extends { user_id: number }>(list: T[]) =>
+      [...list].sort((x, y) => x.user_id - y.user_id);
+    expect(sortById(byModule.get(Number(newA.id)).added)).toEqual(
+      sortById([
+        { user_id: a.lecturer.id, role: 'Lecturer' },
+        { user_id: a.assistant.id, role: 'AssistantLecturer' },
+        { user_id: a.tutor.id, role: 'Tutor' },
+      ]),
+    );
+    // The existing module got the members it lacked; its Tutor (the source's Lecturer) kept the role.
+    expect(byModule.get(Number(existing.id))).toEqual({
+      module_id: Number(existing.id),
+      added: sortById([
+        { user_id: b.assistant.id, role: 'AssistantLecturer' },
+        { user_id: b.tutor.id, role: 'Tutor' },
+      ]),
+      removed: [],
+      changed: [],
+    });
+    expect(events).toHaveLength(4);
+    expect(empty.id).toBeDefined();
+    // A rerun and a dry run write none.
+    await rollover({ from_year: FROM, to_year: TO });
+    await rollover({ from_year: FROM, to_year: TO }, { dryRun: true });
+    expect((await app.dataSource.query('SELECT count(*)::int AS n FROM change_events'))[0].n).toBe(4);
+  });
+
   it('leaves nothing behind when a statement fails part-way', async () => {
     await staffed('ABC100');
     const { module } = await staffed('ABC200');
@@ -605,6 +661,7 @@ describe('POST /api/modules/rollover', () => {
       'INSERT INTO modules',
       'INSERT INTO user_module_roles',
       'INSERT INTO audit_events',
+      'WITH inserted AS',
       'COMMIT',
     ];
     const DRY_RUN = [
@@ -651,9 +708,12 @@ describe('POST /api/modules/rollover', () => {
       const again = await rolloverStatements({ from_year: FROM, to_year: TO });
       const againMs = performance.now() - started;
       expect(again.res.body.data).toMatchObject({ created: 0, existing: 5000, members_copied: 0 });
-      // Nothing to create and nothing copied: no module insert and no audit event.
+      // Nothing to create and nothing copied: no module insert, no audit event, no change event.
       expect(again.statements).toEqual(
-        APPLIED.filter((sql) => sql !== 'INSERT INTO modules' && sql !== 'INSERT INTO audit_events'),
+        APPLIED.filter(
+          (sql) =>
+            sql !== 'INSERT INTO modules' && sql !== 'INSERT INTO audit_events' && sql !== 'WITH inserted AS',
+        ),
       );
       console.log(
         `rollover of 5000 modules with 3 staff each: dry run ${dryMs.toFixed(0)} ms, applied ` +

@@ -4,7 +4,9 @@ import { AuditService } from '../audit/audit.service.js';
 import { type Transaction, Transactions } from '../database/transactions.js';
 import { CourseModulesRepository } from './course-modules.repository.js';
 import { type RolloverInput } from './dto/rollover-body.dto.js';
-import { type ModuleSource } from './module.mapper.js';
+import { type ModuleSource, toModuleResponse } from './module.mapper.js';
+import { type MembersChanged, type NewChangeEvent } from '../events/change-event-types.js';
+import { ChangeEventsService } from '../events/change-events.service.js';
 import { type CopiedMember, ModuleRolesRepository } from './module-roles.repository.js';
 import {
   ROLLOVER_MAX,
@@ -21,6 +23,31 @@ interface RolloverWrites {
 }
 
 /**
+ * The change events of an applied rollover, written with one statement: `module.created` per new module, then
+ * `module.members_changed` per module that got members (docs/api.md §12, §13).
+ */
+function rolloverEvents(writes: RolloverWrites): NewChangeEvent[] {
+  const added = new Map<string, MembersChanged['added']>();
+  for (const member of writes.copied) {
+    const list = added.get(member.moduleId) ?? [];
+    list.push({ user_id: Number(member.userId), role: member.role });
+    added.set(member.moduleId, list);
+  }
+  return [
+    ...writes.created.map((module) => ({ type: 'module.created' as const, data: toModuleResponse(module) })),
+    ...[...added].map(([moduleId, members]) => ({
+      type: 'module.members_changed' as const,
+      data: {
+        module_id: Number(moduleId),
+        added: members,
+        removed: [],
+        changed: [],
+      } satisfies MembersChanged,
+    })),
+  ];
+}
+
+/**
  * `POST /api/modules/rollover` (docs/api.md §13): next year's modules and their staff in one transaction, with a
  * fixed number of statements whatever the number of modules (docs/sql/modules.md).
  */
@@ -31,6 +58,7 @@ export class RolloverService {
     private readonly modules: CourseModulesRepository,
     private readonly roles: ModuleRolesRepository,
     private readonly audit: AuditService,
+    private readonly changeEvents: ChangeEventsService,
   ) {}
 
   /**
@@ -72,6 +100,7 @@ export class RolloverService {
             members_copied: result.members_copied,
           },
         });
+        await this.changeEvents.record(transaction, rolloverEvents(writes));
       }
       return result;
     });
