@@ -139,6 +139,9 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
           summary: { username: 'New.Person', via: 'sso' },
         },
       ]);
+      // And one change event for systems that follow the feed (docs/events.md).
+      const changes = await app.dataSource.query(`SELECT type, data FROM change_events`);
+      expect(changes).toEqual([{ type: 'user.created', data: answers[0].body.data }]);
       // No password login for such a user, whatever is sent.
       const login = await api.post('/api/auth/login', {
         body: { username: 'new.person', password: 'anything-at-all' },

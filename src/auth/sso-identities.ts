@@ -7,6 +7,8 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { type AppConfig } from '../config/app-config.js';
 import { InvalidToken } from '../core/errors.js';
 import { Transactions } from '../database/transactions.js';
+import { ChangeEventsService } from '../events/change-events.service.js';
+import { toUserSummary } from '../users/user.mapper.js';
 import { USERNAME_PATTERN } from '../users/user-rules.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { NoAccountForIdentity } from './auth.errors.js';
@@ -25,6 +27,7 @@ export class SsoIdentities {
     private readonly users: UsersRepository,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
+    private readonly changeEvents: ChangeEventsService,
   ) {}
 
   /** The local user's id; 401 for a token without a usable username claim, 403 when nobody may be named. */
@@ -59,7 +62,7 @@ export class SsoIdentities {
         { username, email: email.toLowerCase(), passwordHash: null, admin: false },
         transaction,
       );
-      if (user)
+      if (user) {
         await this.audit.record(
           transaction,
           { ...context, actorId: null },
@@ -70,6 +73,8 @@ export class SsoIdentities {
             summary: { username: user.username, via: 'sso' },
           },
         );
+        await this.changeEvents.record(transaction, [{ type: 'user.created', data: toUserSummary(user) }]);
+      }
       return user;
     });
     if (created) return Number(created.id);
