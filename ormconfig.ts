@@ -11,7 +11,11 @@ import { AuditEvents1763900000000 } from './src/database/migrations/176390000000
 import { InitialSchema1763700000000 } from './src/database/migrations/1763700000000-InitialSchema.js';
 import { ModuleSearchIndexes1763710000000 } from './src/database/migrations/1763710000000-ModuleSearchIndexes.js';
 import { ModuleCounts1763720000000 } from './src/database/migrations/1763720000000-ModuleCounts.js';
+import { Webhooks1764100000000 } from './src/database/migrations/1764100000000-Webhooks.js';
 import { User } from './src/users/user.entity.js';
+import { WebhookDelivery } from './src/webhooks/webhook-delivery.entity.js';
+import { WebhookDispatch } from './src/webhooks/webhook-dispatch.entity.js';
+import { Webhook } from './src/webhooks/webhook.entity.js';
 
 // COUNT(*) and other int8 results arrive as numbers; ids stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
@@ -24,6 +28,9 @@ export const entities = [
   AssignmentFile,
   ModuleStats,
   AuditEvent,
+  Webhook,
+  WebhookDelivery,
+  WebhookDispatch,
 ];
 /** Listed, not globbed: the same list works from `dist/` and under Jest. New migrations are appended here. */
 export const migrations = [
@@ -31,6 +38,7 @@ export const migrations = [
   ModuleSearchIndexes1763710000000,
   ModuleCounts1763720000000,
   AuditEvents1763900000000,
+  Webhooks1764100000000,
 ];
 
 /** How long the service waits on the database (DB_STATEMENT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS, DB_CONNECT_TIMEOUT_MS). */

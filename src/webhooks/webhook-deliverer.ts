@@ -1,0 +1,132 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { AuditService } from '../audit/audit.service.js';
+import { type AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { Metrics } from '../core/metrics.js';
+import { Transactions } from '../database/transactions.js';
+import { DeliveryQueue, type QueuedJob } from './delivery-queue.js';
+import { RetrySchedule } from './retry-schedule.js';
+import { TEST_EVENT_TYPE } from './webhook-types.js';
+import { type AttemptResult, post, signedRequest } from './webhook-sender.js';
+import { WebhookUrlRules } from './webhook-url.js';
+import { WebhookUrlNotAllowed, WEBHOOK_URL_NOT_ALLOWED_MESSAGE } from './webhook.errors.js';
+import { WebhooksRepository } from './webhooks.repository.js';
+
+/** The workers' polling interval (DeliveryQueue). */
+const POLL_MS = 1000;
+
+export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed';
+
+/**
+ * The workers' side: makes one attempt per job, records it, and in the same transaction schedules the next
+ * attempt (or gives up), keeps the webhook's failure streak, disables it after 3 days of failures, and
+ * completes the job. Never runs on a request's path.
+ */
+@Injectable()
+export class WebhookDeliverer implements OnApplicationBootstrap {
+  private readonly logger = new Logger('WebhookDelivery');
+  private readonly schedule: RetrySchedule;
+
+  constructor(
+    private readonly queue: DeliveryQueue,
+    private readonly webhooks: WebhooksRepository,
+    private readonly rules: WebhookUrlRules,
+    private readonly transactions: Transactions,
+    private readonly audit: AuditService,
+    private readonly metrics: Metrics,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.schedule = new RetrySchedule(config.webhooks.retryScale);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.metrics.reportOldestUndelivered(() => this.queue.oldestPending());
+    await this.queue.work((jobs) => this.deliverAll(jobs));
+  }
+
+  private async deliverAll(jobs: QueuedJob[]): Promise<void> {
+    const results = await Promise.allSettled(jobs.map((job) => this.deliver(job)));
+    const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    // pg-boss fails the batch's jobs not completed yet and runs them again; recorded attempts are not repeated.
+    if (failed) throw failed.reason;
+  }
+
+  /** One attempt of one job. */
+  async deliver(job: QueuedJob): Promise<DeliveryOutcome | null> {
+    const { webhookId, event, attempt, firstAt } = job.data;
+    const webhook = await this.webhooks.findById(webhookId);
+    if (!webhook || (!webhook.enabled && event.type !== TEST_EVENT_TYPE)) {
+      // Deleted or turned off meanwhile: its pending deliveries are dropped.
+      await this.transactions.run((transaction) => this.queue.complete(job.id, transaction));
+      return null;
+    }
+    const startedAt = new Date();
+    const result = await this.attempt(webhook.url, webhook.secret, job, startedAt);
+    const next = result.delivered
+      ? null
+      : this.schedule.nextAttemptAt(attempt, new Date(firstAt), new Date());
+    const outcome: DeliveryOutcome = result.delivered ? 'delivered' : next ? 'retrying' : 'failed';
+    const recorded = await this.transactions.run(async (transaction) => {
+      const fresh = await this.webhooks.recordAttempt(
+        {
+          webhook_id: webhookId,
+          event_id: event.id,
+          event_type: event.type,
+          attempt,
+          at: startedAt,
+          outcome,
+          status_code: result.statusCode,
+          error: result.error,
+          duration_ms: result.durationMs,
+          response_excerpt: result.responseExcerpt,
+          next_retry_at: next,
+        },
+        transaction,
+      );
+      if (fresh && result.delivered) await this.webhooks.markDelivered(webhookId, transaction);
+      if (fresh && !result.delivered) {
+        if (next) await this.queue.enqueue([{ ...job.data, attempt: attempt + 1 }], next, transaction);
+        const disabled = await this.webhooks.markFailed(webhookId, this.schedule.giveUpAfterMs, transaction);
+        if (disabled) {
+          await this.audit.record(
+            transaction,
+            { actorId: null, requestId: null, clientIp: null },
+            {
+              action: 'webhook.disable',
+              targetType: 'webhook',
+              targetIds: [disabled.id],
+              summary: { url: disabled.url, types: disabled.types, enabled: false },
+            },
+          );
+          this.logger.warn(`Webhook ${disabled.id} disabled: its deliveries have failed for 3 days`);
+        }
+      }
+      await this.queue.complete(job.id, transaction);
+      return fresh;
+    });
+    if (!recorded) return null;
+    // A retry due before the workers' next poll (the schedule shrunk for tests) wakes them when it is due.
+    if (next && next.getTime() - Date.now() < POLL_MS)
+      setTimeout(() => this.queue.wake(), Math.max(0, next.getTime() - Date.now())).unref();
+    this.metrics.webhookDelivery(outcome);
+    return outcome;
+  }
+
+  private async attempt(url: string, secret: string, job: QueuedJob, now: Date): Promise<AttemptResult> {
+    const started = performance.now();
+    try {
+      // Fresh DNS answers, checked again; the connection goes to the address checked.
+      const target = await this.rules.check(url);
+      return await post(target, signedRequest(secret, job.data.event, now), this.config.webhooks.timeoutMs);
+    } catch (error) {
+      if (!(error instanceof WebhookUrlNotAllowed)) throw error;
+      return {
+        delivered: false,
+        statusCode: null,
+        error: WEBHOOK_URL_NOT_ALLOWED_MESSAGE,
+        durationMs: Math.round(performance.now() - started),
+        responseExcerpt: null,
+      };
+    }
+  }
+}
