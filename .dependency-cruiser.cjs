@@ -3,7 +3,8 @@
  *
  *   auth → users → core        course-modules → users → core        health → core
  *
- * and every feature may use database/, storage/ and config/; core/ uses config/ only. No other edge between
+ * and every feature may use database/, storage/ and config/, and write to audit/ and events/ (which import no
+ * feature); core/ uses config/ only. No other edge between
  * folders is allowed, so the folders form a graph without cycles.
  */
 const FEATURES = 'auth|users|course-modules|health';
@@ -62,6 +63,12 @@ module.exports = {
       'course-modules',
       'auth|health',
       'course-modules/ builds on users/ only.',
+    ),
+    forbid(
+      'events-imports-no-feature',
+      'events',
+      'auth|users|course-modules|health|audit',
+      'events/ is the outbox every feature writes to; it knows none of them.',
     ),
     forbid(
       'health-uses-no-feature',

@@ -7,7 +7,9 @@ import { CourseModule } from './src/course-modules/course-module.entity.js';
 import { ModuleStats } from './src/course-modules/module-stats.entity.js';
 import { UserModuleRole } from './src/course-modules/user-module-role.entity.js';
 import { AuditEvent } from './src/audit/audit-event.entity.js';
+import { ChangeEvent, ChangeEventsPruned } from './src/events/change-event.entity.js';
 import { AuditEvents1763900000000 } from './src/database/migrations/1763900000000-AuditEvents.js';
+import { ChangeEvents1764000000000 } from './src/database/migrations/1764000000000-ChangeEvents.js';
 import { InitialSchema1763700000000 } from './src/database/migrations/1763700000000-InitialSchema.js';
 import { ModuleSearchIndexes1763710000000 } from './src/database/migrations/1763710000000-ModuleSearchIndexes.js';
 import { ModuleCounts1763720000000 } from './src/database/migrations/1763720000000-ModuleCounts.js';
@@ -28,6 +30,8 @@ export const entities = [
   AssignmentFile,
   ModuleStats,
   AuditEvent,
+  ChangeEvent,
+  ChangeEventsPruned,
   Webhook,
   WebhookDelivery,
   WebhookDispatch,
@@ -38,6 +42,7 @@ export const migrations = [
   ModuleSearchIndexes1763710000000,
   ModuleCounts1763720000000,
   AuditEvents1763900000000,
+  ChangeEvents1764000000000,
   Webhooks1764100000000,
 ];
 

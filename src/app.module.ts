@@ -6,6 +6,8 @@ import { AuthModule } from './auth/auth.module.js';
 import { type AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { CoreModule } from './core/core.module.js';
+import { DrainingModule } from './core/draining.js';
+import { EventsModule } from './events/events.module.js';
 import { CourseModulesModule } from './course-modules/course-modules.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './core/metrics.js';
@@ -36,6 +38,7 @@ export class AppModule {
           retryDelay: 1000,
         }),
         CoreModule,
+        DrainingModule,
         MetricsModule,
         RedisModule,
         StorageModule,
@@ -45,6 +48,7 @@ export class AppModule {
         CourseModulesModule,
         AuditModule,
         WebhooksModule,
+        EventsModule,
       ],
     };
   }

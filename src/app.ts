@@ -13,6 +13,7 @@ import { drainEarlyAnswers } from './core/early-answers.js';
 import { registerCsvBodyParser } from './core/csv/csv-upload.js';
 import { answerFrameworkError } from './core/framework-errors.js';
 import { createRootLogger, NestPinoLogger } from './core/logger.js';
+import { Draining } from './core/draining.js';
 import { Metrics } from './core/metrics.js';
 import { setupOpenApi } from './core/openapi.setup.js';
 import { registerSecurityHeaders } from './core/security-headers.js';
@@ -143,6 +144,8 @@ export async function startService(config: AppConfig): Promise<RunningService> {
     logger,
     close: () =>
       (closing ??= (async () => {
+        // Long-polls answer now rather than hold the close below until the grace period ends.
+        running.get(Draining).begin();
         const fastify = running.getHttpAdapter().getInstance();
         // close() reaps the keep-alive sockets idle at that moment only; one whose response was still being
         // written goes idle later and would hold the server open until its keep-alive timeout.

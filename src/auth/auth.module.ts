@@ -17,11 +17,13 @@ import { REDIS } from '../redis/redis.module.js';
 import { type Redis } from 'ioredis';
 import { LoginThrottleGuard } from './login-throttle.guard.js';
 import { TokenService } from './token.service.js';
+import { EventsModule } from '../events/events.module.js';
 
 @Module({
   imports: [
     UsersModule,
     AuditModule,
+    EventsModule,
     PassportModule,
     JwtModule.registerAsync({
       inject: [APP_CONFIG],

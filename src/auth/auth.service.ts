@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
+import { ChangeEventsService } from '../events/change-events.service.js';
 import { AuthenticationRequired } from '../core/errors.js';
 import { toUserSummary, type UserSummary } from '../users/user.mapper.js';
 import { UsersRepository } from '../users/users.repository.js';
@@ -27,6 +28,7 @@ export class AuthService {
     private readonly access: UserAccessCache,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
+    private readonly changeEvents: ChangeEventsService,
   ) {}
 
   async login({ username, password }: LoginDto, context: RequestContext): Promise<Session> {
@@ -68,12 +70,15 @@ export class AuthService {
         { passwordHash, passwordChangedAt: changedAt, updatedAt: changedAt },
         transaction,
       );
-      if (row)
+      if (row) {
         await this.audit.record(transaction, context, {
           action: 'auth.password_change',
           targetType: 'user',
           targetIds: [userId],
         });
+        // The User summary's updated_at moved.
+        await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserSummary(row) }]);
+      }
       return row;
     });
     if (!updated) throw new AuthenticationRequired();

@@ -34,6 +34,10 @@ export interface AppConfig {
   metricsHost: string;
   /** Audit events older than this many days are pruned at start and daily; 0 keeps them forever. */
   auditRetentionDays: number;
+  /** Change events older than this many days are pruned at start and daily; 0 keeps them forever. */
+  eventRetentionDays: number;
+  /** How many `GET /api/events` requests may wait (long-poll) at once on this replica. */
+  eventFeedMaxWaiting: number;
   /** Set: failed-login counters live in Redis, shared by every replica. Unset: in this process. */
   redisUrl: string | undefined;
   /** Prefix of every Redis key the service writes (several deployments may share one Redis). */
@@ -287,6 +291,8 @@ export function loadConfig(env: Env): AppConfig {
     metricsPort,
     metricsHost: read(env, 'METRICS_HOST') ?? read(env, 'HOST') ?? '0.0.0.0',
     auditRetentionDays: int(env, 'AUDIT_RETENTION_DAYS', 365, 0, 36_500),
+    eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 30, 0, 36_500),
+    eventFeedMaxWaiting: int(env, 'EVENT_FEED_MAX_WAITING', 100, 1, 10_000),
     redisUrl,
     redisKeyPrefix,
     s3: loadS3Settings(env),

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
 import { CsvUploadOnlyMiddleware } from '../core/csv/csv-upload.js';
 import { Transactions } from '../database/transactions.js';
+import { EventsModule } from '../events/events.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { CourseModule } from './course-module.entity.js';
 import { CourseModulesController } from './course-modules.controller.js';
@@ -21,7 +22,7 @@ import { UserModulesController } from './user-modules.controller.js';
 
 /** Modules API with personnel and students (docs/api.md §4), and each user's modules. */
 @Module({
-  imports: [TypeOrmModule.forFeature([CourseModule, UserModuleRole]), UsersModule, AuditModule],
+  imports: [TypeOrmModule.forFeature([CourseModule, UserModuleRole]), UsersModule, AuditModule, EventsModule],
   controllers: [
     CourseModulesController,
     PersonnelController,

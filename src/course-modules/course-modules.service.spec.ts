@@ -1,5 +1,7 @@
 import { type AuditService } from '../audit/audit.service.js';
 import { type Transaction, type Transactions } from '../database/transactions.js';
+import { type NewChangeEvent } from '../events/change-event-types.js';
+import { type ChangeEventsService } from '../events/change-events.service.js';
 import { type UsersService } from '../users/users.service.js';
 import { type CourseModulesRepository, type DeletedModules } from './course-modules.repository.js';
 import { CourseModulesService } from './course-modules.service.js';
@@ -16,7 +18,7 @@ function fakeModules(existing: string[]) {
       const found = existing.filter((id) => ids.includes(id));
       return Promise.resolve({
         ids: found,
-        modules: found.map(() => ({ code: 'CSC101', year: 2026 })),
+        modules: found.map((id) => ({ code: `CSC${id.padStart(3, '0').slice(-3)}`, year: 2026 })),
         storageKeys: found.map((id) => `elsewhere/${id}`),
       });
     },
@@ -50,8 +52,21 @@ function fakeFiles() {
 
 const CONTEXT = { actorId: 1, requestId: 'test', clientIp: '127.0.0.1' };
 
+/** Records the change events written, with the transaction they were written in. */
+function fakeChangeEvents() {
+  const recorded: { transaction: Transaction; events: readonly NewChangeEvent[] }[] = [];
+  const changeEvents = {
+    record: (transaction: Transaction, events: readonly NewChangeEvent[]) => {
+      recorded.push({ transaction, events });
+      return Promise.resolve();
+    },
+  } as unknown as ChangeEventsService;
+  return { changeEvents, recorded };
+}
+
 function service(existing: string[]) {
   const modules = fakeModules(existing);
+  const events = fakeChangeEvents();
   const tx = fakeTransactions();
   const storage = fakeFiles();
   const subject = new CourseModulesService(
@@ -62,14 +77,15 @@ function service(existing: string[]) {
     storage.files,
     new ModuleTotals(),
     { record: () => Promise.resolve() } as unknown as AuditService,
+    events.changeEvents,
   );
-  return { subject, modules, tx, storage };
+  return { subject, modules, tx, storage, events };
 }
 
 describe(CourseModulesService.name, () => {
   it('deletes the distinct candidate ids in one transaction, then their files', async () => {
     const existing = Array.from({ length: 600 }, (_, i) => String(i + 1));
-    const { subject, modules, tx, storage } = service(existing);
+    const { subject, modules, tx, storage, events } = service(existing);
     const requested = existing.map(Number).concat([5000, 1]);
     const result = await subject.bulkRemove(requested, CONTEXT);
     expect(tx.opened).toHaveLength(1);
@@ -85,11 +101,20 @@ describe(CourseModulesService.name, () => {
     expect(storage.removed).toHaveLength(1);
     expect(storage.removed[0][0]).toHaveLength(600);
     expect(storage.removed[0][1][0]).toBe('elsewhere/1');
+    // One module.deleted per deleted module, written in the delete's transaction with one call.
+    expect(events.recorded).toHaveLength(1);
+    expect(events.recorded[0].transaction).toBe(tx.marker);
+    expect(events.recorded[0].events).toHaveLength(600);
+    expect(events.recorded[0].events[41]).toEqual({
+      type: 'module.deleted',
+      data: { id: 42, code: 'CSC042', year: 2026 },
+    });
   });
 
   it('reports every id as not found when none exists', async () => {
-    const { subject, storage } = service([]);
+    const { subject, storage, events } = service([]);
     const result = await subject.bulkRemove([7, 8], CONTEXT);
+    expect(events.recorded).toEqual([]);
     expect(result.failed).toEqual([
       { id: 7, error: 'Module not found' },
       { id: 8, error: 'Module not found' },

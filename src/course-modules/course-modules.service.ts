@@ -4,6 +4,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { type AuthUser } from '../core/decorators.js';
 import { InternalFailure, PermissionDenied } from '../core/errors.js';
 import { JsonText } from '../core/json-text.js';
+import { ChangeEventsService } from '../events/change-events.service.js';
 import { violatedUniqueConstraint } from '../database/sql.js';
 import { Transactions } from '../database/transactions.js';
 import { UsersService } from '../users/users.service.js';
@@ -68,6 +69,7 @@ export class CourseModulesService {
     private readonly files: ModuleFiles,
     private readonly totals: ModuleTotals,
     private readonly audit: AuditService,
+    private readonly changeEvents: ChangeEventsService,
   ) {}
 
   /**
@@ -140,7 +142,9 @@ export class CourseModulesService {
           targetIds: [created.id],
           summary: { ...values },
         });
-        return toModuleResponse(created);
+        const response = toModuleResponse(created);
+        await this.changeEvents.record(transaction, [{ type: 'module.created', data: response }]);
+        return response;
       });
     } catch (error) {
       throw isCodeYearClash(error) ? new DuplicateModule() : error;
@@ -162,7 +166,9 @@ export class CourseModulesService {
           targetIds: [moduleId],
           summary: changedFields(before, values),
         });
-        return toModuleResponse(updated);
+        const response = toModuleResponse(updated);
+        await this.changeEvents.record(transaction, [{ type: 'module.updated', data: response }]);
+        return response;
       });
     } catch (error) {
       throw isCodeYearClash(error) ? new DuplicateModule() : error;
@@ -201,6 +207,13 @@ export class CourseModulesService {
           targetIds: result.ids,
           summary: { modules: result.modules },
         });
+        await this.changeEvents.record(
+          transaction,
+          result.ids.map((id, index) => ({
+            type: 'module.deleted',
+            data: { id: Number(id), code: result.modules[index].code, year: result.modules[index].year },
+          })),
+        );
       }
       return result;
     });

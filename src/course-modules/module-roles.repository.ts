@@ -85,36 +85,41 @@ export class ModuleRolesRepository {
     );
   }
 
-  /** The roles other than `role` that the named users hold in the module, locked in user id order. */
+  /** The named users holding a role other than `role` in the module, with it, locked in user id order. */
   async lockOtherRoles(
     moduleId: string,
     userIds: readonly string[],
     role: ModuleRole,
     manager: EntityManager,
-  ): Promise<ModuleRole[]> {
-    const rows = await manager.query<{ role: ModuleRole }[]>(
-      `SELECT role FROM user_module_roles
+  ): Promise<{ userId: string; role: ModuleRole }[]> {
+    const rows = await manager.query<{ user_id: string; role: ModuleRole }[]>(
+      `SELECT user_id::text AS user_id, role FROM user_module_roles
        WHERE module_id = $1 AND user_id = ANY($2::bigint[]) AND role <> $3
        ORDER BY user_id FOR UPDATE`,
       [moduleId, userIds, role],
     );
-    return rows.map((row) => row.role);
+    return rows.map((row) => ({ userId: row.user_id, role: row.role }));
   }
 
-  /** Gives each named user `role` in the module, replacing another role there, in one statement. */
+  /**
+   * Gives each named user `role` in the module, replacing another role there, in one statement. Returns the
+   * users whose row was written (not those who held `role` already), in id order.
+   */
   async assign(
     moduleId: string,
     userIds: readonly string[],
     role: ModuleRole,
     manager: EntityManager,
-  ): Promise<void> {
-    await manager.query(
+  ): Promise<string[]> {
+    const rows = await manager.query<{ user_id: string }[]>(
       `INSERT INTO user_module_roles (user_id, module_id, role)
        SELECT id, $1, $3 FROM unnest($2::bigint[]) AS named(id)
        ON CONFLICT (user_id, module_id) DO UPDATE SET role = EXCLUDED.role
-       WHERE user_module_roles.role <> EXCLUDED.role`,
+       WHERE user_module_roles.role <> EXCLUDED.role
+       RETURNING user_id::text AS user_id`,
       [moduleId, userIds, role],
     );
+    return rows.map((row) => row.user_id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
   }
 
   /** Takes `role` away from the named users who hold it; the number of rows removed. */

@@ -5,6 +5,8 @@ import { type AuthUser } from '../core/decorators.js';
 import { PermissionDenied } from '../core/errors.js';
 import { INT64_MAX } from '../core/ids.js';
 import { type Transaction, Transactions } from '../database/transactions.js';
+import { changesMembers, type MembersChanged } from '../events/change-event-types.js';
+import { ChangeEventsService } from '../events/change-events.service.js';
 import { type UserSummary, toUserSummary } from '../users/user.mapper.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { type UserListParams } from './list-params.js';
@@ -40,6 +42,13 @@ function toPage<T, R>({ items, total }: Page<T>, params: UserListParams, map: (r
   return { users: items.map(map), page: params.paging.page, per_page: params.paging.perPage, total };
 }
 
+const membersChange = (moduleId: string): MembersChanged => ({
+  module_id: Number(moduleId),
+  added: [],
+  removed: [],
+  changed: [],
+});
+
 /** Which audit action a group write records, and for whom. */
 export interface AuditOf<A extends AuditAction> {
   action: A;
@@ -54,6 +63,7 @@ export class PersonnelService {
     private readonly users: UsersRepository,
     private readonly transactions: Transactions,
     private readonly auditTrail: AuditService,
+    private readonly changeEvents: ChangeEventsService,
   ) {}
 
   /** 404 for an unknown module, else the caller's standing in it; `lock` keeps the module until commit. */
@@ -100,9 +110,22 @@ export class PersonnelService {
     return this.changeRoles(moduleId, caller, userIds, role, audit, async (transaction, ids, viewer) => {
       const current = await this.roles.lockOtherRoles(moduleId, ids, role, transaction);
       // A Lecturer may not change an existing Lecturer's role (403, after the users' existence).
-      if (!mayReassign(viewer, current)) throw new PermissionDenied();
-      await this.roles.assign(moduleId, ids, role, transaction);
-      return ids.length;
+      if (
+        !mayReassign(
+          viewer,
+          current.map((held) => held.role),
+        )
+      )
+        throw new PermissionDenied();
+      const written = await this.roles.assign(moduleId, ids, role, transaction);
+      const previous = new Map(current.map((held) => [held.userId, held.role]));
+      const change = membersChange(moduleId);
+      for (const userId of written) {
+        const from = previous.get(userId);
+        if (from === undefined) change.added.push({ user_id: Number(userId), role });
+        else change.changed.push({ user_id: Number(userId), from, to: role });
+      }
+      return { count: ids.length, change };
     });
   }
 
@@ -118,7 +141,9 @@ export class PersonnelService {
       const removed = await this.roles.remove(moduleId, ids, role, transaction);
       // Throwing rolls the transaction back, so a partial removal never commits.
       if (removed !== ids.length) throw new RoleNotHeld();
-      return removed;
+      const change = membersChange(moduleId);
+      change.removed = ids.map((userId) => ({ user_id: Number(userId), role }));
+      return { count: removed, change };
     });
   }
 
@@ -133,21 +158,30 @@ export class PersonnelService {
     userIds: readonly number[],
     role: ModuleRole,
     audit: AuditOf<AuditAction>,
-    change: (transaction: Transaction, ids: string[], viewer: ModuleViewer) => Promise<number>,
+    change: (
+      transaction: Transaction,
+      ids: string[],
+      viewer: ModuleViewer,
+    ) => Promise<{ count: number; change: MembersChanged }>,
   ): Promise<number> {
     const ids = distinctIds(userIds);
     return this.transactions.run(async (transaction) => {
       const viewer = await this.viewerOf(moduleId, caller, { transaction });
       if (!canManageRole(viewer, role)) throw new PermissionDenied();
       await this.requireUsers(ids, transaction);
-      const count = await change(transaction, ids, viewer);
+      const result = await change(transaction, ids, viewer);
       await this.auditTrail.record(transaction, audit.context, {
         action: audit.action,
         targetType: 'module',
         targetIds: [moduleId],
         summary: { role, user_ids: ids.map(Number) },
       });
-      return count;
+      if (changesMembers(result.change)) {
+        await this.changeEvents.record(transaction, [
+          { type: 'module.members_changed', data: result.change },
+        ]);
+      }
+      return result.count;
     });
   }
 

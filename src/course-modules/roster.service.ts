@@ -6,6 +6,8 @@ import { type AuthUser } from '../core/decorators.js';
 import { type CsvRow } from '../core/csv/csv-reader.js';
 import { ImportHasErrors } from '../core/csv/csv.errors.js';
 import { csvDownload } from '../core/csv/csv-writer.js';
+import { type MembersChanged } from '../events/change-event-types.js';
+import { ChangeEventsService } from '../events/change-events.service.js';
 import { AppError, PermissionDenied } from '../core/errors.js';
 import { type UserListParams } from './list-params.js';
 import { canViewPersonnel, type ModuleViewer } from './module-access.js';
@@ -50,6 +52,7 @@ export class RosterService {
     private readonly roles: ModuleRolesRepository,
     private readonly users: UsersRepository,
     private readonly audit: AuditService,
+    private readonly changeEvents: ChangeEventsService,
   ) {}
 
   /**
@@ -70,7 +73,10 @@ export class RosterService {
         if (role === undefined) throw new ModuleNotFound();
         const viewer: ModuleViewer = { admin: caller.admin, role };
         if (!viewer.admin && viewer.role !== ModuleRole.Lecturer) throw new PermissionDenied();
-        const members = await this.roles.lockMembers(moduleId, manager);
+        const members = (await this.roles.lockMembers(moduleId, manager)).map((member) => ({
+          ...member,
+          id: Number(member.id),
+        }));
         const users = await this.users.lockByNames(
           rows.map((row) => userKey(row.cells.user)),
           manager,
@@ -78,7 +84,7 @@ export class RosterService {
         const { result, writes, limit } = planRosterImport({
           rows,
           users,
-          members: members.map((member) => ({ ...member, id: Number(member.id) })),
+          members,
           viewer,
           mode: options.mode,
           maxRemovals: options.maxRemovals,
@@ -102,6 +108,15 @@ export class RosterService {
             removed: removeIds.length,
           },
         });
+        const held = new Map(members.map((member) => [member.id, member.role]));
+        const change: MembersChanged = { module_id: Number(moduleId), added: [], removed: [], changed: [] };
+        for (const write of writes) {
+          const from = held.get(write.userId);
+          if (from === undefined) change.added.push({ user_id: write.userId, role: write.role });
+          else change.changed.push({ user_id: write.userId, from, to: write.role });
+        }
+        change.removed = result.removed.map((member) => ({ user_id: member.user_id, role: member.role }));
+        await this.changeEvents.record(manager, [{ type: 'module.members_changed', data: change }]);
         return result;
       });
     } catch (error) {

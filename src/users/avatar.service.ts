@@ -5,6 +5,7 @@ import { type Multipart } from '@fastify/multipart';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
+import { ChangeEventsService } from '../events/change-events.service.js';
 import { StorageService } from '../storage/storage.service.js';
 import { avatarFolder } from './avatar-files.js';
 import { receiveAvatar } from './avatar-upload.js';
@@ -29,6 +30,7 @@ export class AvatarService {
     private readonly storage: StorageService,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
+    private readonly changeEvents: ChangeEventsService,
   ) {}
 
   /**
@@ -62,6 +64,7 @@ export class AvatarService {
           targetIds: [userId],
           summary: { content_type: contentType, size },
         });
+        await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserSummary(updated) }]);
         committing = true;
         return updated;
       });

@@ -1,6 +1,8 @@
 import { type StreamableFile } from '@nestjs/common';
 import { Injectable } from '@nestjs/common';
 import { Transactions } from '../database/transactions.js';
+import { ChangeEventsService } from '../events/change-events.service.js';
+import { toUserSummary } from './user.mapper.js';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { PasswordHasher } from './password-hasher.js';
@@ -32,6 +34,7 @@ export class UserImportService {
     private readonly users: UsersRepository,
     private readonly hasher: PasswordHasher,
     private readonly audit: AuditService,
+    private readonly changeEvents: ChangeEventsService,
   ) {}
 
   private async plan(rows: readonly CsvRow<UserImportColumn>[], dryRun: boolean) {
@@ -84,6 +87,14 @@ export class UserImportService {
             ),
           },
         });
+        const byName = new Map(created.map((row) => [row.username.toLowerCase(), row]));
+        await this.changeEvents.record(
+          manager,
+          toCreate.map((user) => ({
+            type: 'user.created',
+            data: toUserSummary(byName.get(user.username.toLowerCase())!),
+          })),
+        );
       });
     } catch (error) {
       if (violatedUniqueConstraint(error) === undefined) throw error;

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
 import { CsvUploadOnlyMiddleware } from '../core/csv/csv-upload.js';
 import { Transactions } from '../database/transactions.js';
+import { EventsModule } from '../events/events.module.js';
 import { AvatarFiles } from './avatar-files.js';
 import { AvatarController } from './avatar.controller.js';
 import { AvatarService } from './avatar.service.js';
@@ -18,7 +19,7 @@ import { UsersService } from './users.service.js';
 
 /** Users API and avatars (docs/api.md §5); the users table, password hashing and the per-request access check. */
 @Module({
-  imports: [TypeOrmModule.forFeature([User]), AuditModule],
+  imports: [TypeOrmModule.forFeature([User]), AuditModule, EventsModule],
   controllers: [UsersCsvController, UsersController, AvatarController],
   providers: [
     UsersService,

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
+import { ChangeEventsService } from '../events/change-events.service.js';
 import { type AuthUser } from '../core/decorators.js';
 import { parseSort, type Query, QueryReader } from '../core/query.js';
 import { violatedUniqueConstraint } from '../database/sql.js';
@@ -52,6 +53,7 @@ export class UsersService {
     private readonly storage: StorageService,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
+    private readonly changeEvents: ChangeEventsService,
   ) {}
 
   async list(query: Query): Promise<UserPage> {
@@ -75,7 +77,9 @@ export class UsersService {
           targetIds: [created.id],
           summary: nameOf(created),
         });
-        return toUserSummary(created);
+        const summary = toUserSummary(created);
+        await this.changeEvents.record(transaction, [{ type: 'user.created', data: summary }]);
+        return summary;
       });
     } catch (error) {
       throw duplicateError(error) ?? error;
@@ -104,6 +108,10 @@ export class UsersService {
           targetIds: ordered.map((row) => row.id),
           summary: { users: ordered.map(nameOf) },
         });
+        await this.changeEvents.record(
+          transaction,
+          ordered.map((row) => ({ type: 'user.created', data: toUserSummary(row) })),
+        );
         return created;
       });
     } catch (error) {
@@ -170,6 +178,7 @@ export class UsersService {
           targetIds: [id],
           summary,
         });
+        await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserSummary(row) }]);
         return row;
       });
     } catch (error) {
@@ -193,6 +202,9 @@ export class UsersService {
         targetIds: [id],
         summary: { username: user.username },
       });
+      await this.changeEvents.record(transaction, [
+        { type: 'user.deleted', data: { id: Number(id), username: user.username } },
+      ]);
     });
     this.access.invalidate(Number(id));
     await this.storage.remove(avatarFolder(id)).catch((error: unknown) => {

@@ -1,0 +1,113 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { AdminOnly, ResponseMessage } from '../core/decorators.js';
+import { ApiErrors, ApiOk, schema } from '../core/openapi.js';
+import { type Query as QueryParams } from '../core/query.js';
+import { CHANGE_EVENT_TYPES, INVALID_EVENT_TYPE_MESSAGE } from './change-event-types.js';
+import { CURSOR_EXPIRED_MESSAGE, FEED_BUSY_MESSAGE, INVALID_CURSOR_MESSAGE } from './change-event.errors.js';
+import { type FeedAnswer, ChangeEventsService } from './change-events.service.js';
+import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, FEED_WAIT_MAX_SECONDS } from './feed-params.js';
+
+const CURSOR_EXAMPLE = 'NzQ2LjEwMjQ';
+
+const ChangeEventSchema = schema('ChangeEvent', {
+  type: 'object',
+  required: ['id', 'type', 'at', 'data'],
+  additionalProperties: false,
+  properties: {
+    id: {
+      type: 'string',
+      description: 'Opaque cursor of this event: pass it as `after` to read the events after it.',
+      example: CURSOR_EXAMPLE,
+    },
+    type: { type: 'string', enum: [...CHANGE_EVENT_TYPES], example: 'module.updated' },
+    at: { type: 'string', format: 'date-time', example: '2026-11-21T08:41:00.123Z' },
+    data: {
+      type: 'object',
+      additionalProperties: true,
+      description:
+        'module.created / module.updated: the Module; module.deleted: {id, code, year}; module.members_changed: ' +
+        '{module_id, added: [{user_id, role}], removed: [{user_id, role}], changed: [{user_id, from, to}]}; ' +
+        'user.created / user.updated: the User summary; user.deleted: {id, username}.',
+      example: {
+        id: 7,
+        code: 'CSC101',
+        year: 2026,
+        description: 'Introduction to programming',
+        credits: 20,
+        created_at: '2026-11-21T08:41:00.123Z',
+        updated_at: '2026-11-21T08:41:00.123Z',
+      },
+    },
+  },
+});
+const FeedSchema = schema('ChangeEventFeed', {
+  type: 'object',
+  required: ['events', 'next'],
+  additionalProperties: false,
+  properties: {
+    events: { type: 'array', items: ChangeEventSchema },
+    next: {
+      type: 'string',
+      description:
+        'Pass as `after` next time: the last event served, or the same `after` when nothing was new.',
+      example: CURSOR_EXAMPLE,
+    },
+  },
+});
+
+/** docs/api.md §12 and docs/events.md: the change event feed. */
+@ApiTags('Events')
+@AdminOnly()
+@Controller('events')
+export class ChangeEventsController {
+  constructor(private readonly changeEvents: ChangeEventsService) {}
+
+  @Get()
+  @ResponseMessage('Events retrieved successfully')
+  @ApiOperation({
+    summary: 'Follow every change to modules and users, in a fixed order, with a cursor',
+    description:
+      'A reader that always passes the last `next` as `after` sees every event exactly once, in a fixed order, ' +
+      'even with concurrent writers on several replicas. With `wait`, a request that finds nothing new is held ' +
+      'until an event arrives or the time passes. An `after` older than the retention window is 410.',
+  })
+  @ApiQuery({
+    name: 'after',
+    required: false,
+    description: 'A cursor (`next` or an event `id`); absent: from the oldest kept event.',
+    schema: { type: 'string', maxLength: 64, example: CURSOR_EXAMPLE },
+  })
+  @ApiQuery({
+    name: 'types',
+    required: false,
+    description: `A comma-separated list of: ${CHANGE_EVENT_TYPES.join(', ')}. Absent: every type.`,
+    schema: { type: 'string', example: 'module.created,module.deleted' },
+  })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    description: `At most this many events (1..${FEED_LIMIT_MAX}; out-of-range values are clamped).`,
+    schema: { type: 'integer', minimum: 1, maximum: FEED_LIMIT_MAX, default: FEED_LIMIT_DEFAULT },
+  })
+  @ApiQuery({
+    name: 'wait',
+    required: false,
+    description: `Seconds to hold the request when nothing is new (0..${FEED_WAIT_MAX_SECONDS}; clamped).`,
+    schema: { type: 'integer', minimum: 0, maximum: FEED_WAIT_MAX_SECONDS, default: 0 },
+  })
+  @ApiOk(200, 'Events retrieved successfully', FeedSchema)
+  @ApiErrors({
+    400: [
+      INVALID_CURSOR_MESSAGE,
+      INVALID_EVENT_TYPE_MESSAGE,
+      'limit must be an integer',
+      'wait must be an integer',
+    ],
+    410: [CURSOR_EXPIRED_MESSAGE],
+    503: [FEED_BUSY_MESSAGE],
+  })
+  feed(@Query() query: QueryParams): Promise<FeedAnswer> {
+    return this.changeEvents.feed(query);
+  }
+}

@@ -1,0 +1,215 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import {
+  DataSource,
+  type EntityManager,
+  type EntitySubscriberInterface,
+  type QueryRunner,
+  type TransactionCommitEvent,
+  type TransactionRollbackEvent,
+} from 'typeorm';
+import { type ChangeEventType, type NewChangeEvent } from './change-event-types.js';
+
+/**
+ * A place in the feed: the writing transaction's id and the event's id, both as decimal strings (64-bit values
+ * that JSON numbers and the INT8 parser could round). The feed is ordered by `(txid, id)`.
+ */
+export interface FeedPosition {
+  txid: string;
+  id: string;
+}
+
+/** An event as stored; `id` and `txid` are decimal strings. */
+export interface StoredChangeEvent {
+  id: string;
+  txid: string;
+  type: ChangeEventType;
+  at: Date;
+  data: unknown;
+}
+
+/** One read of the feed, from one snapshot. */
+export interface FeedPage {
+  /** Events after the position, in feed order, all safe to serve (see `readAfter`). */
+  events: StoredChangeEvent[];
+  /** The position up to which retention has deleted events; null before the first prune. */
+  pruned: FeedPosition | null;
+  /** Events (of the types asked for) exist after the position but are not safe to serve yet. */
+  pending: boolean;
+}
+
+/** The channel `append` notifies in the writing transaction; PostgreSQL delivers it on commit. */
+export const CHANGE_EVENTS_CHANNEL = 'change_events';
+
+/**
+ * The oldest transaction id still in progress anywhere in the cluster (the snapshot's xmin). Every transaction
+ * with a smaller id has committed or rolled back, so no event with a smaller `txid` can appear any more.
+ */
+const HORIZON = `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin`;
+
+interface FeedRow {
+  pruned_txid: string | null;
+  pruned_id: string | null;
+  pending: boolean;
+  id: string | null;
+  txid: string | null;
+  type: ChangeEventType | null;
+  at: Date | null;
+  data: unknown;
+}
+
+/** How many events of each type a transaction wrote. */
+export type EventCounts = Map<ChangeEventType, number>;
+
+/**
+ * The only code that reads or writes `change_events` (the outbox of docs/events.md). It also follows TypeORM's
+ * transaction events, so that what a transaction appended is reported (`onCommitted`) only once it committed.
+ */
+@Injectable()
+export class ChangeEventsRepository implements EntitySubscriberInterface {
+  private readonly uncommitted = new WeakMap<QueryRunner, EventCounts>();
+  private committedListener: ((counts: EventCounts) => void) | undefined;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    dataSource.subscribers.push(this);
+  }
+
+  /** Called with the counts of every committed transaction that appended events. */
+  onCommitted(listener: (counts: EventCounts) => void): void {
+    this.committedListener = listener;
+  }
+
+  afterTransactionCommit(event: TransactionCommitEvent): void {
+    // Also called when a savepoint is released; only the outermost commit makes the events real.
+    if (event.queryRunner.isTransactionActive) return;
+    const counts = this.uncommitted.get(event.queryRunner);
+    if (counts === undefined) return;
+    this.uncommitted.delete(event.queryRunner);
+    this.committedListener?.(counts);
+  }
+
+  afterTransactionRollback(event: TransactionRollbackEvent): void {
+    if (!event.queryRunner.isTransactionActive) this.uncommitted.delete(event.queryRunner);
+  }
+
+  /**
+   * Inserts the events in `manager`'s transaction with one statement, in the order given, and notifies the
+   * feed's listeners; the rows and the notification become visible when that transaction commits, and vanish
+   * with it when it rolls back.
+   */
+  async append(manager: EntityManager, events: readonly NewChangeEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await manager.query(
+      `WITH inserted AS (
+         INSERT INTO change_events (type, data)
+         SELECT e.value->>'type', e.value->'data'
+         FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(value, n)
+         ORDER BY e.n
+         RETURNING 1
+       )
+       SELECT pg_notify('${CHANGE_EVENTS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM inserted)`,
+      [JSON.stringify(events.map((event) => ({ type: event.type, data: event.data ?? null })))],
+    );
+    const runner = manager.queryRunner;
+    if (runner === undefined) return;
+    const counts = this.uncommitted.get(runner) ?? new Map<ChangeEventType, number>();
+    for (const event of events) counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
+    this.uncommitted.set(runner, counts);
+  }
+
+  /**
+   * Up to `limit` events after `position` (from the oldest kept event when null), of `types` (all when null),
+   * in feed order, served only when their transaction is older than every one still in progress: such an
+   * event can never be preceded by one that is not there yet (docs/events.md).
+   */
+  async readAfter(
+    position: FeedPosition | null,
+    types: readonly string[] | null,
+    limit: number,
+  ): Promise<StoredChangeEvent[]> {
+    return (await this.readPage(position, types, limit)).events;
+  }
+
+  /** `readAfter`, with the retention watermark and whether unsafe events wait, all from one snapshot. */
+  async readPage(
+    position: FeedPosition | null,
+    types: readonly string[] | null,
+    limit: number,
+  ): Promise<FeedPage> {
+    const params: unknown[] = [limit];
+    const after =
+      position === null
+        ? 'true'
+        : `(e.txid, e.id) > ($${params.push(position.txid)}::bigint, $${params.push(position.id)}::bigint)`;
+    const ofTypes = types === null ? 'true' : `e.type = ANY($${params.push(types)}::text[])`;
+    const rows = await this.dataSource.query<FeedRow[]>(
+      `WITH horizon AS MATERIALIZED (${HORIZON})
+       SELECT p.txid::text AS pruned_txid, p.id::text AS pruned_id, w.pending,
+              f.id, f.txid, f.type, f.at, f.data
+       FROM horizon h
+       LEFT JOIN change_events_pruned p ON true
+       CROSS JOIN LATERAL (
+         SELECT EXISTS (SELECT 1 FROM change_events e WHERE e.txid >= h.xmin AND ${after} AND ${ofTypes}) AS pending
+       ) w
+       LEFT JOIN LATERAL (
+         SELECT e.id::text AS id, e.txid::text AS txid, e.type, e.at, e.data
+         FROM change_events e
+         WHERE e.txid < h.xmin AND ${after} AND ${ofTypes}
+         ORDER BY e.txid, e.id
+         LIMIT $1
+       ) f ON true
+       ORDER BY f.txid, f.id`,
+      params,
+    );
+    const first = rows[0];
+    const pruned =
+      first?.pruned_txid != null && first.pruned_id != null
+        ? { txid: first.pruned_txid, id: first.pruned_id }
+        : null;
+    const events = rows
+      .filter((row) => row.id !== null)
+      .map((row) => ({
+        id: row.id!,
+        txid: row.txid!,
+        type: row.type!,
+        at: row.at!,
+        data: row.data,
+      }));
+    return { events, pruned, pending: first?.pending ?? false };
+  }
+
+  /**
+   * Deletes the longest prefix of the feed whose events are all older than `cutoff` (and safe to serve), and
+   * moves the retention watermark to its last event; returns how many were deleted. A prefix, so a cursor is
+   * either before the watermark (its reader missed something: 410) or after it (nothing it needs is gone).
+   */
+  async pruneBefore(cutoff: Date): Promise<number> {
+    const [row] = await this.dataSource.query<{ deleted: number }[]>(
+      `WITH horizon AS MATERIALIZED (${HORIZON}),
+       stop AS MATERIALIZED (
+         SELECT coalesce(s.txid, h.xmin) AS txid, coalesce(s.id, 0) AS id
+         FROM horizon h
+         LEFT JOIN LATERAL (
+           SELECT e.txid, e.id FROM change_events e
+           WHERE e.at >= $1 OR e.txid >= h.xmin
+           ORDER BY e.txid, e.id
+           LIMIT 1
+         ) s ON true
+       ),
+       deleted AS (
+         DELETE FROM change_events e USING stop
+         WHERE (e.txid, e.id) < (stop.txid, stop.id)
+         RETURNING e.txid, e.id
+       ),
+       last AS (SELECT txid, id FROM deleted ORDER BY txid DESC, id DESC LIMIT 1),
+       mark AS (
+         INSERT INTO change_events_pruned AS p (txid, id) SELECT txid, id FROM last
+         ON CONFLICT (singleton) DO UPDATE SET txid = excluded.txid, id = excluded.id
+         WHERE (p.txid, p.id) < (excluded.txid, excluded.id)
+       )
+       SELECT count(*)::int AS deleted FROM deleted`,
+      [cutoff],
+    );
+    return row?.deleted ?? 0;
+  }
+}

@@ -1,0 +1,168 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { Counter } from 'prom-client';
+import { type AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { Draining } from '../core/draining.js';
+import { Metrics } from '../core/metrics.js';
+import { type Query } from '../core/query.js';
+import { type Transaction } from '../database/transactions.js';
+import { type NewChangeEvent } from './change-event-types.js';
+import { CursorExpired, FeedBusy } from './change-event.errors.js';
+import { ChangeEventNotifications } from './change-event-notifications.js';
+import { type ChangeEventResponse, toChangeEventResponse } from './change-event.mapper.js';
+import { type FeedPage, ChangeEventsRepository } from './change-events.repository.js';
+import { comparePositions, encodeCursor, FEED_START } from './feed-cursor.js';
+import { type FeedParams, readFeedParams } from './feed-params.js';
+
+const DAY_MS = 86_400_000;
+/**
+ * When a committed event waits behind an older transaction still running (docs/events.md), no notification
+ * announces the moment that transaction ends if it wrote no event; the feed re-reads on this backoff instead.
+ */
+const HELD_BACK_RECHECK_MS = [10, 20, 50, 100, 200, 500];
+/** While the listener connection is down, waiting requests re-read this often. */
+const UNLISTENED_RECHECK_MS = 1000;
+
+export interface FeedAnswer {
+  events: ChangeEventResponse[];
+  next: string;
+}
+
+/**
+ * Records change events in the caller's transaction, serves the feed (with long-poll), and prunes events after
+ * the retention period.
+ */
+@Injectable()
+export class ChangeEventsService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(ChangeEventsService.name);
+  private timer: NodeJS.Timeout | undefined;
+  /** Requests of this replica holding a long-poll slot now. */
+  private waiting = 0;
+
+  constructor(
+    private readonly events: ChangeEventsRepository,
+    private readonly notifications: ChangeEventNotifications,
+    private readonly draining: Draining,
+    metrics: Metrics,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    const written = new Counter({
+      name: 'change_events_written_total',
+      help: 'Change events written by committed transactions, by type',
+      labelNames: ['type'],
+      registers: [metrics.registry],
+    });
+    events.onCommitted((counts) => {
+      for (const [type, count] of counts) written.inc({ type }, count);
+    });
+  }
+
+  /**
+   * Writes the events of one change in the change's transaction: they commit or roll back with it. Pass one
+   * event per affected resource (docs/events.md).
+   */
+  record(transaction: Transaction, events: readonly NewChangeEvent[]): Promise<void> {
+    return this.events.append(transaction, events);
+  }
+
+  /** `GET /api/events`. */
+  async feed(query: Query): Promise<FeedAnswer> {
+    const params = readFeedParams(query);
+    const deadline = Date.now() + params.waitMs;
+    let holding = false;
+    let recheck = 0;
+    try {
+      for (;;) {
+        // Taken before the read, so a commit between the read and the wait still wakes this request.
+        const ticket = params.waitMs > 0 ? this.notifications.next() : undefined;
+        const page = await this.events.readPage(params.after, params.types, params.limit);
+        if (
+          params.after !== null &&
+          page.pruned !== null &&
+          comparePositions(params.after, page.pruned) < 0
+        ) {
+          ticket?.cancel();
+          throw new CursorExpired();
+        }
+        const remaining = deadline - Date.now();
+        if (ticket === undefined || page.events.length > 0 || remaining <= 0 || this.draining.stopping) {
+          ticket?.cancel();
+          return this.answer(params, page);
+        }
+        if (!holding) {
+          if (this.waiting >= this.config.eventFeedMaxWaiting) {
+            ticket.cancel();
+            throw new FeedBusy();
+          }
+          this.waiting += 1;
+          holding = true;
+        }
+        let bound = remaining;
+        if (page.pending) bound = Math.min(bound, HELD_BACK_RECHECK_MS[Math.min(recheck++, 5)]);
+        else recheck = 0;
+        if (!this.notifications.connected) bound = Math.min(bound, UNLISTENED_RECHECK_MS);
+        await this.sleep(ticket, bound);
+      }
+    } finally {
+      if (holding) this.waiting -= 1;
+    }
+  }
+
+  /** Until the ticket's notification, `ms`, or the start of shutdown, whichever comes first. */
+  private async sleep(ticket: { woken: Promise<void>; cancel(): void }, ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    let stopDrain: (() => void) | undefined;
+    try {
+      await Promise.race([
+        ticket.woken,
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, ms);
+          stopDrain = this.draining.onDrain(resolve);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+      stopDrain?.();
+      ticket.cancel();
+    }
+  }
+
+  private answer(params: FeedParams, page: FeedPage): FeedAnswer {
+    const last = page.events.at(-1);
+    const next =
+      last !== undefined
+        ? encodeCursor(last)
+        : (params.afterCursor ?? encodeCursor(page.pruned ?? FEED_START));
+    return { events: page.events.map(toChangeEventResponse), next };
+  }
+
+  /** Deletes events older than the retention period (as a prefix of the feed); 0 days keeps everything. */
+  async prune(now = new Date()): Promise<number> {
+    const days = this.config.eventRetentionDays;
+    if (days === 0) return 0;
+    return this.events.pruneBefore(new Date(now.getTime() - days * DAY_MS));
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.config.eventRetentionDays === 0) return;
+    const run = () =>
+      this.prune()
+        .then((pruned) => {
+          if (pruned > 0) this.logger.log(`Pruned ${pruned} change events past the retention period`);
+        })
+        .catch((error: unknown) => this.logger.warn(`Could not prune change events: ${String(error)}`));
+    void run();
+    // Unref'd: the daily prune never keeps the process alive on shutdown.
+    this.timer = setInterval(() => void run(), DAY_MS).unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
+  }
+}
