@@ -196,6 +196,54 @@ describe('Webhooks (/api/webhooks)', () => {
       });
     });
 
+    it("delivers the changes made through the API to the webhooks that take their type, with the feed's ids", async () => {
+      const modules = await receiver();
+      const everything = await receiver();
+      const onModules = (await create({ url: modules.url, types: ['module.created'] })).body.data;
+      const onAll = (await create({ url: everything.url, types: ['*'] })).body.data;
+      const created = await api.post('/api/modules', {
+        token,
+        body: { code: 'WHK101', year: 2026, credits: 15 },
+      });
+      expect(created.status).toBe(201);
+      const user = await api.post('/api/users', {
+        token,
+        body: { username: 'hooked', email: 'hooked@example.edu', password: 'correct-horse-battery' },
+      });
+      expect(user.status).toBe(201);
+      await modules.waitFor((got) => got.length === 1);
+      await everything.waitFor((got) => got.length === 2);
+      const payload = verified(onModules.secret, modules.received[0]);
+      expect(payload).toEqual({
+        type: 'module.created',
+        timestamp: expect.any(String),
+        data: created.body.data,
+      });
+      const all = everything.received.map((request) => verified(onAll.secret, request));
+      expect(all.map((event) => event.type).sort()).toEqual(['module.created', 'user.created']);
+      expect(all.find((event) => event.type === 'user.created')!.data).toEqual(user.body.data);
+      // The webhook-id is the event's id in GET /api/events.
+      const feed = (await api.get('/api/events?types=module.created', { token })).body.data.events;
+      const ids = new Set(feed.map((event: { id: string }) => event.id));
+      expect(ids.has(modules.received[0].headers['webhook-id'])).toBe(true);
+      expect(modules.received[0].headers['webhook-id']).toBe(
+        everything.received.find((request) => verified(onAll.secret, request).type === 'module.created')!
+          .headers['webhook-id'],
+      );
+    });
+
+    it('does not send events to a disabled webhook', async () => {
+      const target = await receiver();
+      const witness = await receiver();
+      const off = (await create({ url: target.url, types: ['*'] })).body.data;
+      await api.put(`/api/webhooks/${off.id}`, { token, body: { enabled: false } });
+      await create({ url: witness.url, types: ['*'] });
+      await api.post('/api/modules', { token, body: { code: 'WHK102', year: 2026, credits: 15 } });
+      // The witness got the event, so the dispatcher has passed it.
+      await witness.waitFor((got) => got.length === 1);
+      expect(target.received).toHaveLength(0);
+    });
+
     it('retries a receiver that fails 3 times: it gets the event once more and the log shows 4 attempts', async () => {
       const target = await receiver((n) => (n < 3 ? 503 : 200));
       const created = (await create({ url: target.url, types: ['*'] })).body.data;

@@ -5,8 +5,10 @@ import {
   type BeforeApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import PgBoss from 'pg-boss';
-import { type ResolvedConfig } from '../app.module.js';
+import { DataSource } from 'typeorm';
+import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { jobDbOf } from '../database/pg-boss-db.js';
 import { type Transaction } from '../database/transactions.js';
@@ -46,10 +48,11 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
   private readonly workerIds: string[] = [];
   private readonly expireInSeconds: number;
 
-  constructor(@Inject(APP_CONFIG) config: ResolvedConfig) {
+  constructor(@Inject(APP_CONFIG) config: AppConfig, @InjectDataSource() dataSource: DataSource) {
     this.expireInSeconds = Math.ceil(config.webhooks.timeoutMs / 1000) + 5;
     this.boss = new PgBoss({
-      connectionString: config.databaseUrl,
+      // The database the service settled on at boot (DATABASE_URL, or the embedded one).
+      connectionString: (dataSource.options as { url?: string }).url,
       application_name: 'module-admin-service-jobs',
       schema: SCHEMA,
       max: 3,

@@ -1,13 +1,7 @@
+import { CHANGE_EVENT_TYPES } from '../events/change-event-types.js';
+
 /** The change event types a webhook can subscribe to (docs/events.md); `*` stands for all of them. */
-export const SUBSCRIBABLE_TYPES = [
-  'module.created',
-  'module.updated',
-  'module.deleted',
-  'module.members_changed',
-  'user.created',
-  'user.updated',
-  'user.deleted',
-] as const;
+export const SUBSCRIBABLE_TYPES = CHANGE_EVENT_TYPES;
 
 export const ALL_TYPES = '*';
 /** The type of the event `POST /api/webhooks/{id}/test` sends; delivered whatever the webhook's types. */

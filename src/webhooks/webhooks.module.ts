@@ -1,8 +1,10 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
+import { EventsModule } from '../events/events.module.js';
 import { Transactions } from '../database/transactions.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { WebhookDeliverer } from './webhook-deliverer.js';
+import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { HostResolver, WebhookUrlRules } from './webhook-url.js';
 import { WebhooksController } from './webhooks.controller.js';
 import { WebhooksRepository } from './webhooks.repository.js';
@@ -10,7 +12,7 @@ import { WebhooksService } from './webhooks.service.js';
 
 /** Webhooks: management routes, the delivery queue and its workers (docs/webhooks.md). */
 @Module({
-  imports: [AuditModule],
+  imports: [AuditModule, EventsModule],
   controllers: [WebhooksController],
   providers: [
     WebhooksRepository,
@@ -19,6 +21,7 @@ import { WebhooksService } from './webhooks.service.js';
     HostResolver,
     DeliveryQueue,
     WebhookDeliverer,
+    WebhookDispatcher,
     Transactions,
   ],
 })

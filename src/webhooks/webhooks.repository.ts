@@ -179,6 +179,27 @@ export class WebhooksRepository {
     return disabled[0] ?? null;
   }
 
+  /**
+   * The dispatcher's position, row-locked for `manager`'s transaction; undefined when another replica holds the
+   * lock (it is dispatching now), null before the first event was dispatched.
+   */
+  async lockDispatchPosition(
+    manager: EntityManager,
+  ): Promise<{ txid: string; id: string } | null | undefined> {
+    const [row] = await manager.query<{ txid: string | null; id: string | null }[]>(
+      `SELECT last_txid::text AS txid, last_event_id::text AS id FROM webhook_dispatch FOR UPDATE SKIP LOCKED`,
+    );
+    if (row === undefined) return undefined;
+    return row.txid === null || row.id === null ? null : { txid: row.txid, id: row.id };
+  }
+
+  async saveDispatchPosition(position: { txid: string; id: string }, manager: EntityManager): Promise<void> {
+    await manager.query(
+      `UPDATE webhook_dispatch SET last_txid = $1::bigint, last_event_id = $2::bigint, updated_at = now()`,
+      [position.txid, position.id],
+    );
+  }
+
   async pruneDeliveriesBefore(cutoff: Date): Promise<number> {
     const [, deleted] = await this.dataSource.query<[unknown[], number]>(
       `DELETE FROM webhook_deliveries WHERE at < $1`,
