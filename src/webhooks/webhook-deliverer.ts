@@ -3,7 +3,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Metrics } from '../core/metrics.js';
-import { Transactions } from '../database/transactions.js';
+import { type Transaction, Transactions } from '../database/transactions.js';
 import { DeliveryQueue, type QueuedJob } from './delivery-queue.js';
 import { RetrySchedule } from './retry-schedule.js';
 import { TEST_EVENT_TYPE } from './webhook-types.js';
@@ -41,75 +41,110 @@ export class WebhookDeliverer implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     this.metrics.reportOldestUndelivered(() => this.queue.oldestPending());
-    await this.queue.work((jobs) => this.deliverAll(jobs));
+    await this.queue.work(async (jobs) => {
+      await this.deliverAll(jobs).catch((error: unknown) => {
+        // pg-boss fails the batch's jobs and runs them again later; attempts recorded already are not repeated.
+        this.logger.warn(`Recording webhook deliveries failed: ${String(error)}`);
+        throw error;
+      });
+    });
   }
 
-  private async deliverAll(jobs: QueuedJob[]): Promise<void> {
-    const results = await Promise.allSettled(jobs.map((job) => this.deliver(job)));
-    const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-    // pg-boss fails the batch's jobs not completed yet and runs them again; recorded attempts are not repeated.
-    if (failed) throw failed.reason;
-  }
-
-  /** One attempt of one job. */
-  async deliver(job: QueuedJob): Promise<DeliveryOutcome | null> {
-    const { webhookId, event, attempt, firstAt } = job.data;
-    const webhook = await this.webhooks.findById(webhookId);
-    if (!webhook || (!webhook.enabled && event.type !== TEST_EVENT_TYPE)) {
-      // Deleted or turned off meanwhile: its pending deliveries are dropped.
-      await this.transactions.run((transaction) => this.queue.complete(job.id, transaction));
-      return null;
-    }
-    const startedAt = new Date();
-    const result = await this.attempt(webhook.url, webhook.secret, job, startedAt);
-    const next = result.delivered
-      ? null
-      : this.schedule.nextAttemptAt(attempt, new Date(firstAt), new Date());
-    const outcome: DeliveryOutcome = result.delivered ? 'delivered' : next ? 'retrying' : 'failed';
+  /**
+   * One batch: every attempt at once (none holds a database connection while it waits for a receiver), then
+   * one transaction records them all, schedules the retries and completes the jobs. A replica that dies before
+   * that commit leaves the batch's jobs active; pg-boss hands them to another replica once they expire, which
+   * attempts them again (at least once; receivers dedupe on webhook-id). Never throws for a receiver's failure.
+   */
+  async deliverAll(jobs: QueuedJob[]): Promise<DeliveryOutcome[]> {
+    const webhooks = new Map(
+      (await this.webhooks.findByIds([...new Set(jobs.map((job) => job.data.webhookId))])).map((row) => [
+        String(row.id),
+        row,
+      ]),
+    );
+    // Deleted or turned off meanwhile: its pending deliveries are dropped (a test event still goes out).
+    const live = jobs.filter((job) => {
+      const webhook = webhooks.get(job.data.webhookId);
+      return webhook !== undefined && (webhook.enabled || job.data.event.type === TEST_EVENT_TYPE);
+    });
+    const attempts = await Promise.all(
+      live.map(async (job) => {
+        const webhook = webhooks.get(job.data.webhookId)!;
+        const startedAt = new Date();
+        const result = await this.attempt(webhook.url, webhook.secret, job, startedAt);
+        const next = result.delivered
+          ? null
+          : this.schedule.nextAttemptAt(job.data.attempt, new Date(job.data.firstAt), new Date());
+        const outcome: DeliveryOutcome = result.delivered ? 'delivered' : next ? 'retrying' : 'failed';
+        return { job, startedAt, result, next, outcome };
+      }),
+    );
     const recorded = await this.transactions.run(async (transaction) => {
-      const fresh = await this.webhooks.recordAttempt(
-        {
-          webhook_id: webhookId,
-          event_id: event.id,
-          event_type: event.type,
-          attempt,
-          at: startedAt,
-          outcome,
-          status_code: result.statusCode,
-          error: result.error,
-          duration_ms: result.durationMs,
-          response_excerpt: result.responseExcerpt,
-          next_retry_at: next,
-        },
-        transaction,
-      );
-      if (fresh && result.delivered) await this.webhooks.markDelivered(webhookId, transaction);
-      if (fresh && !result.delivered) {
-        if (next) await this.queue.enqueue([{ ...job.data, attempt: attempt + 1 }], next, transaction);
-        const disabled = await this.webhooks.markFailed(webhookId, this.schedule.giveUpAfterMs, transaction);
-        if (disabled) {
-          await this.audit.record(
-            transaction,
-            { actorId: null, requestId: null, clientIp: null },
-            {
-              action: 'webhook.disable',
-              targetType: 'webhook',
-              targetIds: [disabled.id],
-              summary: { url: disabled.url, types: disabled.types, enabled: false },
-            },
-          );
-          this.logger.warn(`Webhook ${disabled.id} disabled: its deliveries have failed for 3 days`);
-        }
-      }
-      await this.queue.complete(job.id, transaction);
+      const fresh: typeof attempts = [];
+      for (const entry of attempts) if (await this.record(entry, transaction)) fresh.push(entry);
+      for (const job of jobs) await this.queue.complete(job.id, transaction);
       return fresh;
     });
-    if (!recorded) return null;
-    // A retry due before the workers' next poll (the schedule shrunk for tests) wakes them when it is due.
-    if (next && next.getTime() - Date.now() < POLL_MS)
-      setTimeout(() => this.queue.wake(), Math.max(0, next.getTime() - Date.now())).unref();
-    this.metrics.webhookDelivery(outcome);
-    return outcome;
+    for (const { next, outcome } of recorded) {
+      this.metrics.webhookDelivery(outcome);
+      // A retry due before the workers' next poll (the schedule shrunk for tests) wakes them when it is due.
+      if (next && next.getTime() - Date.now() < POLL_MS)
+        setTimeout(() => this.queue.wake(), Math.max(0, next.getTime() - Date.now())).unref();
+    }
+    return recorded.map((entry) => entry.outcome);
+  }
+
+  /** Records one attempt and its consequences; false when this attempt was recorded already. */
+  private async record(
+    entry: {
+      job: QueuedJob;
+      startedAt: Date;
+      result: AttemptResult;
+      next: Date | null;
+      outcome: DeliveryOutcome;
+    },
+    transaction: Transaction,
+  ): Promise<boolean> {
+    const { job, startedAt, result, next, outcome } = entry;
+    const { webhookId, event, attempt } = job.data;
+    const fresh = await this.webhooks.recordAttempt(
+      {
+        webhook_id: webhookId,
+        event_id: event.id,
+        event_type: event.type,
+        attempt,
+        at: startedAt,
+        outcome,
+        status_code: result.statusCode,
+        error: result.error,
+        duration_ms: result.durationMs,
+        response_excerpt: result.responseExcerpt,
+        next_retry_at: next,
+      },
+      transaction,
+    );
+    if (!fresh) return false;
+    if (result.delivered) {
+      await this.webhooks.markDelivered(webhookId, transaction);
+      return true;
+    }
+    if (next) await this.queue.enqueue([{ ...job.data, attempt: attempt + 1 }], next, transaction);
+    const disabled = await this.webhooks.markFailed(webhookId, this.schedule.giveUpAfterMs, transaction);
+    if (disabled) {
+      await this.audit.record(
+        transaction,
+        { actorId: null, requestId: null, clientIp: null },
+        {
+          action: 'webhook.disable',
+          targetType: 'webhook',
+          targetIds: [disabled.id],
+          summary: { url: disabled.url, types: disabled.types, enabled: false },
+        },
+      );
+      this.logger.warn(`Webhook ${disabled.id} disabled: its deliveries have failed for 3 days`);
+    }
+    return true;
   }
 
   private async attempt(url: string, secret: string, job: QueuedJob, now: Date): Promise<AttemptResult> {

@@ -74,6 +74,13 @@ export class WebhooksRepository {
     return row ?? null;
   }
 
+  async findByIds(ids: readonly string[]): Promise<WebhookRow[]> {
+    return this.dataSource.query<WebhookRow[]>(
+      `SELECT ${COLUMNS} FROM webhooks w WHERE w.id = ANY($1::bigint[])`,
+      [ids],
+    );
+  }
+
   /** Oldest first (by id). */
   async page(paging: Paging): Promise<{ items: WebhookRow[]; total: number }> {
     const params = new SqlParams();
