@@ -143,22 +143,23 @@ export class ChangeEventsRepository implements EntitySubscriberInterface {
         : `(e.txid, e.id) > ($${params.push(position.txid)}::bigint, $${params.push(position.id)}::bigint)`;
     const ofTypes = types === null ? 'true' : `e.type = ANY($${params.push(types)}::text[])`;
     const rows = await this.dataSource.query<FeedRow[]>(
-      `WITH horizon AS MATERIALIZED (${HORIZON})
-       SELECT p.txid::text AS pruned_txid, p.id::text AS pruned_id, w.pending,
-              f.id, f.txid, f.type, f.at, f.data
-       FROM horizon h
-       LEFT JOIN change_events_pruned p ON true
-       CROSS JOIN LATERAL (
-         SELECT EXISTS (SELECT 1 FROM change_events e WHERE e.txid >= h.xmin AND ${after} AND ${ofTypes}) AS pending
-       ) w
+      `WITH head AS MATERIALIZED (
+         SELECT h.xmin, p.txid::text AS pruned_txid, p.id::text AS pruned_id,
+                EXISTS (SELECT 1 FROM change_events e WHERE e.txid >= h.xmin AND ${after} AND ${ofTypes}) AS pending
+         FROM (${HORIZON}) h
+         LEFT JOIN change_events_pruned p ON true
+       )
+       SELECT head.pruned_txid, head.pruned_id, head.pending, f.id, f.txid, f.type, f.at, f.data
+       FROM head
        LEFT JOIN LATERAL (
-         SELECT e.id::text AS id, e.txid::text AS txid, e.type, e.at, e.data
+         SELECT e.txid AS txid_order, e.id AS id_order, e.id::text AS id, e.txid::text AS txid,
+                e.type, e.at, e.data
          FROM change_events e
-         WHERE e.txid < h.xmin AND ${after} AND ${ofTypes}
+         WHERE e.txid < head.xmin AND ${after} AND ${ofTypes}
          ORDER BY e.txid, e.id
          LIMIT $1
        ) f ON true
-       ORDER BY f.txid, f.id`,
+       ORDER BY f.txid_order, f.id_order`,
       params,
     );
     const first = rows[0];

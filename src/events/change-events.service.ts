@@ -5,7 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { Counter } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Draining } from '../core/draining.js';
@@ -43,7 +43,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
   private readonly logger = new Logger(ChangeEventsService.name);
   private timer: NodeJS.Timeout | undefined;
   /** Requests of this replica holding a long-poll slot now. */
-  private waiting = 0;
+  private holding = 0;
 
   constructor(
     private readonly events: ChangeEventsRepository,
@@ -58,6 +58,15 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
       labelNames: ['type'],
       registers: [metrics.registry],
     });
+    const holding = () => this.holding;
+    new Gauge({
+      name: 'change_event_feed_waiting',
+      help: 'GET /api/events requests held by this replica (long-poll), bounded by EVENT_FEED_MAX_WAITING',
+      registers: [metrics.registry],
+      collect() {
+        this.set(holding());
+      },
+    });
     events.onCommitted((counts) => {
       for (const [type, count] of counts) written.inc({ type }, count);
     });
@@ -69,6 +78,11 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
    */
   record(transaction: Transaction, events: readonly NewChangeEvent[]): Promise<void> {
     return this.events.append(transaction, events);
+  }
+
+  /** How many feed requests this replica holds (long-poll) now. */
+  get waiting(): number {
+    return this.holding;
   }
 
   /** `GET /api/events`. */
@@ -96,11 +110,11 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
           return this.answer(params, page);
         }
         if (!holding) {
-          if (this.waiting >= this.config.eventFeedMaxWaiting) {
+          if (this.holding >= this.config.eventFeedMaxWaiting) {
             ticket.cancel();
             throw new FeedBusy();
           }
-          this.waiting += 1;
+          this.holding += 1;
           holding = true;
         }
         let bound = remaining;
@@ -110,7 +124,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
         await this.sleep(ticket, bound);
       }
     } finally {
-      if (holding) this.waiting -= 1;
+      if (holding) this.holding -= 1;
     }
   }
 

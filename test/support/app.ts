@@ -58,7 +58,8 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<
     config,
     async reset() {
       await dataSource.query(
-        `TRUNCATE assignment_files, assignments, user_module_roles, modules, users, audit_events, webhook_deliveries, webhooks CASCADE`,
+        `TRUNCATE assignment_files, assignments, user_module_roles, modules, users, audit_events,
+         change_events, change_events_pruned, webhook_deliveries, webhooks CASCADE`,
       );
       await service.app.get(LoginThrottle).reset();
     },
