@@ -1,5 +1,7 @@
 import { jest } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
+import { Metrics } from '../src/core/metrics.js';
+import { WebhookDeliverer } from '../src/webhooks/webhook-deliverer.js';
 import { HostResolver } from '../src/webhooks/webhook-url.js';
 import { useTestApp } from './support/app.js';
 import { makeUser, tokenFor } from './support/factories.js';
@@ -314,6 +316,43 @@ describe('Webhooks (/api/webhooks)', () => {
       }
     });
 
+    it("counts deliveries by outcome and reports the oldest undelivered event's age", async () => {
+      const metrics = app.service.app.get(Metrics);
+      const count = async (outcome: string) =>
+        (await metrics.registry.getSingleMetric('webhook_deliveries_total')!.get()).values
+          .filter((value) => value.labels.outcome === outcome)
+          .reduce((sum, value) => sum + value.value, 0);
+      const age = async () =>
+        (await metrics.registry.getSingleMetric('webhook_oldest_undelivered_event_age_seconds')!.get())
+          .values[0].value;
+      const before = { delivered: await count('delivered'), retrying: await count('retrying') };
+      const target = await receiver((n) => (n === 0 ? 500 : 200));
+      const created = (await create({ url: target.url, types: ['*'] })).body.data;
+      // A second webhook whose receiver hangs keeps an event undelivered while the age is read.
+      const stuck = await receiver(() => 'hang');
+      const slow = (await create({ url: stuck.url, types: ['*'] })).body.data;
+      await api.post(`/api/webhooks/${slow.id}/test`, { token });
+      await stuck.waitFor((got) => got.length === 1);
+      expect(await age()).toBeGreaterThan(0);
+      await api.post(`/api/webhooks/${created.id}/test`, { token });
+      await target.waitFor((got) => got.length === 2);
+      await eventually(async () => ((await count('delivered')) > before.delivered ? true : undefined));
+      expect(await count('retrying')).toBeGreaterThan(before.retrying);
+    });
+
+    it('prunes delivery attempts older than EVENT_RETENTION_DAYS', async () => {
+      const { id } = (await create({ url: 'http://127.0.0.1:9/a', types: ['*'] })).body.data;
+      await app.dataSource.query(
+        `INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, attempt, at, outcome, duration_ms)
+         VALUES ($1, 'old', 'module.created', 1, now() - interval '31 days', 'delivered', 5),
+                ($1, 'new', 'module.created', 1, now() - interval '29 days', 'delivered', 5)`,
+        [id],
+      );
+      expect(app.config.eventRetentionDays).toBe(30);
+      expect(await app.service.app.get(WebhookDeliverer).prune()).toBe(1);
+      expect((await deliveries(id)).map((row) => row.event_id)).toEqual(['new']);
+    });
+
     it('disables a webhook whose deliveries keep failing for the whole window, with an audit event', async () => {
       const target = await receiver(() => 500);
       const created = (await create({ url: target.url, types: ['*'] })).body.data;
@@ -419,7 +458,11 @@ describe('Webhook URL rules in production mode', () => {
           .deliveries;
         return found.length > 0 ? (found as any[]) : undefined;
       });
-      expect(rows.at(-1)).toMatchObject({ attempt: 1, status_code: null, error: 'Webhook URL is not allowed' });
+      expect(rows.at(-1)).toMatchObject({
+        attempt: 1,
+        status_code: null,
+        error: 'Webhook URL is not allowed',
+      });
       expect(rows.every((row) => row.error === 'Webhook URL is not allowed')).toBe(true);
       expect(lookup).toHaveBeenCalledWith('rebind.example.edu');
       expect(target.received).toHaveLength(0);

@@ -41,6 +41,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Users', 'User administration and avatars')
     .addTag('Health', 'Probes for Kubernetes')
     .addTag('Audit', 'Who changed what, and when')
+    .addTag('Webhooks', 'Signed deliveries of change events to other systems')
     .build();
   // Internal to the university (package.json: UNLICENSED); there is no licence text at a URL to point to.
   config.info.license = { name: 'Proprietary' };

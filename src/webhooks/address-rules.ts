@@ -3,7 +3,8 @@ import { BlockList, isIP } from 'node:net';
 /**
  * Addresses a webhook may not reach unless WEBHOOK_ALLOW_PRIVATE=true: everything that is not a public unicast
  * address (docs/security.md, "Outbound requests"). IPv6 forms that carry an IPv4 address (mapped, NAT64, 6to4,
- * the old compatible form) are judged by the IPv4 address they carry.
+ * the old compatible form) are judged by the IPv4 address they carry. The documentation ranges (192.0.2.0/24,
+ * 198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32) stay allowed: nothing answers there, and examples use them.
  */
 const blocked = new BlockList();
 for (const [network, prefix] of [
@@ -14,12 +15,9 @@ for (const [network, prefix] of [
   ['169.254.0.0', 16], // link-local, cloud metadata (169.254.169.254)
   ['172.16.0.0', 12],
   ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
   ['192.88.99.0', 24], // 6to4 relay anycast
   ['192.168.0.0', 16],
   ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4], // reserved, broadcast
 ] as const) {
@@ -30,7 +28,6 @@ for (const [network, prefix] of [
   ['::1', 128], // loopback
   ['100::', 64], // discard
   ['2001::', 23], // IETF protocol assignments (Teredo and others)
-  ['2001:db8::', 32], // documentation
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
   ['fec0::', 10], // site-local (deprecated)

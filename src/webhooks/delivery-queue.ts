@@ -47,6 +47,7 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
   private readonly boss: PgBoss;
   private readonly workerIds: string[] = [];
   private readonly expireInSeconds: number;
+  private readonly stopping = new AbortController();
 
   constructor(@Inject(APP_CONFIG) config: AppConfig, @InjectDataSource() dataSource: DataSource) {
     this.expireInSeconds = Math.ceil(config.webhooks.timeoutMs / 1000) + 5;
@@ -135,8 +136,14 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
     return row?.at ?? null;
   }
 
+  /** Aborted when the service stops: attempts in progress end at once and their jobs are retried later. */
+  get stopSignal(): AbortSignal {
+    return this.stopping.signal;
+  }
+
   async beforeApplicationShutdown(): Promise<void> {
-    // Attempts in progress may finish (each is bounded by the timeout); any left are failed and retried later.
+    this.stopping.abort();
+    // The aborted batches fail their jobs, which pg-boss retries later (on any replica) with the same attempt.
     await this.boss.stop({ graceful: true, wait: true, timeout: this.expireInSeconds * 1000 });
   }
 }

@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -6,6 +12,7 @@ import { Metrics } from '../core/metrics.js';
 import { type Transaction, Transactions } from '../database/transactions.js';
 import { DeliveryQueue, type QueuedJob } from './delivery-queue.js';
 import { RetrySchedule } from './retry-schedule.js';
+import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { TEST_EVENT_TYPE } from './webhook-types.js';
 import { type AttemptResult, post, signedRequest } from './webhook-sender.js';
 import { WebhookUrlRules } from './webhook-url.js';
@@ -14,6 +21,7 @@ import { WebhooksRepository } from './webhooks.repository.js';
 
 /** The workers' polling interval (DeliveryQueue). */
 const POLL_MS = 1000;
+const DAY_MS = 86_400_000;
 
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed';
 
@@ -23,12 +31,14 @@ export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed';
  * completes the job. Never runs on a request's path.
  */
 @Injectable()
-export class WebhookDeliverer implements OnApplicationBootstrap {
+export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('WebhookDelivery');
   private readonly schedule: RetrySchedule;
+  private pruneTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly queue: DeliveryQueue,
+    private readonly dispatcher: WebhookDispatcher,
     private readonly webhooks: WebhooksRepository,
     private readonly rules: WebhookUrlRules,
     private readonly transactions: Transactions,
@@ -40,7 +50,26 @@ export class WebhookDeliverer implements OnApplicationBootstrap {
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    this.metrics.reportOldestUndelivered(() => this.queue.oldestPending());
+    this.metrics.reportOldestUndelivered(async () => {
+      const times = (
+        await Promise.all([this.queue.oldestPending(), this.dispatcher.oldestUndispatched()])
+      ).filter((at): at is Date => at !== null);
+      return times.length === 0 ? null : new Date(Math.min(...times.map((at) => at.getTime())));
+    });
+    if (this.config.eventRetentionDays > 0) {
+      const run = () =>
+        this.prune()
+          .then((pruned) => {
+            if (pruned > 0)
+              this.logger.log(`Pruned ${pruned} webhook delivery attempts past the retention period`);
+          })
+          .catch((error: unknown) =>
+            this.logger.warn(`Could not prune webhook deliveries: ${String(error)}`),
+          );
+      void run();
+      // Unref'd: the daily prune never keeps the process alive on shutdown.
+      this.pruneTimer = setInterval(() => void run(), DAY_MS).unref();
+    }
     await this.queue.work(async (jobs) => {
       await this.deliverAll(jobs).catch((error: unknown) => {
         // pg-boss fails the batch's jobs and runs them again later; attempts recorded already are not repeated.
@@ -48,6 +77,17 @@ export class WebhookDeliverer implements OnApplicationBootstrap {
         throw error;
       });
     });
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.pruneTimer);
+  }
+
+  /** Deletes delivery attempts older than EVENT_RETENTION_DAYS (the events' own retention); 0 keeps them. */
+  async prune(now = new Date()): Promise<number> {
+    const days = this.config.eventRetentionDays;
+    if (days === 0) return 0;
+    return this.webhooks.pruneDeliveriesBefore(new Date(now.getTime() - days * DAY_MS));
   }
 
   /**
@@ -80,6 +120,8 @@ export class WebhookDeliverer implements OnApplicationBootstrap {
         return { job, startedAt, result, next, outcome };
       }),
     );
+    // Cut short by shutdown: nothing is recorded, and pg-boss retries the jobs (the same attempts) later.
+    if (this.queue.stopSignal.aborted) throw new Error('Webhook deliveries interrupted by shutdown');
     const recorded = await this.transactions.run(async (transaction) => {
       const fresh: typeof attempts = [];
       for (const entry of attempts) if (await this.record(entry, transaction)) fresh.push(entry);
@@ -152,7 +194,12 @@ export class WebhookDeliverer implements OnApplicationBootstrap {
     try {
       // Fresh DNS answers, checked again; the connection goes to the address checked.
       const target = await this.rules.check(url);
-      return await post(target, signedRequest(secret, job.data.event, now), this.config.webhooks.timeoutMs);
+      return await post(
+        target,
+        signedRequest(secret, job.data.event, now),
+        this.config.webhooks.timeoutMs,
+        this.queue.stopSignal,
+      );
     } catch (error) {
       if (!(error instanceof WebhookUrlNotAllowed)) throw error;
       return {

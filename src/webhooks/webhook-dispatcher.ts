@@ -14,8 +14,10 @@ import { WebhooksRepository } from './webhooks.repository.js';
 
 /** Events read and turned into jobs per transaction. */
 const BATCH = 500;
-/** Without a notification (none comes when an older transaction ends and makes waiting events safe), read anyway. */
-const IDLE_POLL_MS = 1000;
+/** While the feed's notifications arrive, an idle replica reads only when woken, or after this long anyway. */
+const IDLE_POLL_MS = 60_000;
+/** Without notifications (the listener reconnecting), an idle replica reads this often. */
+const UNLISTENED_POLL_MS = 1000;
 /** Events are there but not safe to serve yet (an older transaction is still running): look again soon. */
 const PENDING_POLL_MS = 50;
 
@@ -72,7 +74,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         ticket.cancel();
         continue;
       }
-      const pause = result?.pending || result?.busy ? PENDING_POLL_MS : IDLE_POLL_MS;
+      // No notification comes when an older transaction ends and makes waiting events safe: poll while pending.
+      const pause =
+        result?.pending || result?.busy
+          ? PENDING_POLL_MS
+          : this.notifications.connected
+            ? IDLE_POLL_MS
+            : UNLISTENED_POLL_MS;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pause);
         this.wakeSleep = resolve;
@@ -83,6 +91,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       });
       ticket.cancel();
     }
+  }
+
+  /** The time of the oldest event not dispatched yet, if any (it waits for the dispatcher, not for a receiver). */
+  async oldestUndispatched(): Promise<Date | null> {
+    const position = await this.webhooks.readDispatchPosition();
+    const [event] = await this.events.readAfter(position, null, 1);
+    return event?.at ?? null;
   }
 
   /** One round: the next events after the position, their jobs, and the new position, in one transaction. */

@@ -49,6 +49,7 @@ export function post(
   target: CheckedUrl,
   request: { body: string; headers: Record<string, string> },
   timeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<AttemptResult> {
   const started = performance.now();
   const pinned: LookupFunction = (_hostname, options, callback) => {
@@ -64,6 +65,7 @@ export function post(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      signal?.removeEventListener('abort', interrupted);
       outgoing.destroy();
       resolve({ ...result, durationMs: Math.round(performance.now() - started) });
     };
@@ -115,6 +117,10 @@ export function post(
         responseExcerpt: null,
       }),
     );
+    const interrupted = () =>
+      finish({ delivered: false, statusCode: null, error: 'Interrupted by shutdown', responseExcerpt: null });
+    if (signal?.aborted) interrupted();
+    signal?.addEventListener('abort', interrupted, { once: true });
     outgoing.end(request.body);
   });
 }

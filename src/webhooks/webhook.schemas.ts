@@ -5,7 +5,7 @@ import { ALL_TYPES, SUBSCRIBABLE_TYPES, TEST_EVENT_TYPE } from './webhook-types.
 
 const webhookProperties = {
   id,
-  url: { type: 'string', format: 'uri', example: 'https://lms.example.edu/hooks/modules' },
+  url: { type: 'string', format: 'uri', example: 'https://203.0.113.10/hooks/modules' },
   types: {
     type: 'array',
     items: { type: 'string', enum: [ALL_TYPES, ...SUBSCRIBABLE_TYPES] },

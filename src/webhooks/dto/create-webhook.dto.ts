@@ -26,7 +26,7 @@ export const urlProperty: ApiPropertyOptions = {
   description:
     'Must be `https://` (or `http://` with WEBHOOK_ALLOW_HTTP=true) and resolve to public addresses only ' +
     '(unless WEBHOOK_ALLOW_PRIVATE=true); checked again at every delivery.',
-  example: 'https://lms.example.edu/hooks/modules',
+  example: 'https://203.0.113.10/hooks/modules',
 };
 
 export const descriptionProperty: ApiPropertyOptions = {
