@@ -50,10 +50,11 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    // Read at scrape time on pg-boss's own pool (and the dispatcher's memory), never the request pool.
     this.metrics.reportOldestUndelivered(async () => {
-      const times = (
-        await Promise.all([this.queue.oldestPending(), this.dispatcher.oldestUndispatched()])
-      ).filter((at): at is Date => at !== null);
+      const times = [await this.queue.oldestPending(), this.dispatcher.backlogSince].filter(
+        (at): at is Date => at !== null,
+      );
       return times.length === 0 ? null : new Date(Math.min(...times.map((at) => at.getTime())));
     });
     if (this.config.eventRetentionDays > 0) {

@@ -200,14 +200,6 @@ export class WebhooksRepository {
     return row.txid === null || row.id === null ? null : { txid: row.txid, id: row.id };
   }
 
-  /** The dispatcher's position as committed, without locking (for the metrics). */
-  async readDispatchPosition(): Promise<{ txid: string; id: string } | null> {
-    const [row] = await this.dataSource.query<{ txid: string | null; id: string | null }[]>(
-      `SELECT last_txid::text AS txid, last_event_id::text AS id FROM webhook_dispatch`,
-    );
-    return row?.txid == null || row.id == null ? null : { txid: row.txid, id: row.id };
-  }
-
   async saveDispatchPosition(position: { txid: string; id: string }, manager: EntityManager): Promise<void> {
     await manager.query(
       `UPDATE webhook_dispatch SET last_txid = $1::bigint, last_event_id = $2::bigint, updated_at = now()`,
