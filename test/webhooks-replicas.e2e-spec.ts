@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type DataSource } from 'typeorm';
 import { Metrics } from '../src/core/metrics.js';
+import { CHANGE_EVENTS_CHANNEL } from '../src/events/change-events.repository.js';
 import { startTestApp, TEST_JWT_SECRET, type TestApp, testDatabaseUrl } from './support/app.js';
 import { makeUser, tokenFor } from './support/factories.js';
 import { request } from './support/http.js';
@@ -16,13 +17,20 @@ import { eventually, type Received, startReceiver, verified } from './support/we
 const WEBHOOKS = { allowHttp: true, allowPrivate: true, timeoutMs: 1000, retryScale: 0.00001 };
 const MAIN = path.resolve('dist/src/main.js');
 
-/** Writes `count` change events straight into the outbox, `perTransaction` to a transaction. */
+/**
+ * Writes `count` change events straight into the outbox, `perTransaction` to a transaction, with the
+ * notification the outbox's writers send (ChangeEventsRepository.append).
+ */
 async function writeEvents(dataSource: DataSource, tag: string, count: number, perTransaction: number) {
   for (let start = 0; start < count; start += perTransaction) {
     const size = Math.min(perTransaction, count - start);
     await dataSource.query(
-      `INSERT INTO change_events (type, data)
-       SELECT 'module.updated', jsonb_build_object('tag', $1::text, 'n', g) FROM generate_series($2::int, $3::int) g`,
+      `WITH written AS (
+         INSERT INTO change_events (type, data)
+         SELECT 'module.updated', jsonb_build_object('tag', $1::text, 'n', g) FROM generate_series($2::int, $3::int) g
+         RETURNING 1
+       )
+       SELECT pg_notify('${CHANGE_EVENTS_CHANNEL}', '') FROM (SELECT 1) one WHERE EXISTS (SELECT 1 FROM written)`,
       [tag, start, start + size - 1],
     );
   }
@@ -196,8 +204,12 @@ describe('a replica killed with SIGKILL in the middle of a delivery burst', () =
       const webhookId = created.body.data.id;
       const total = 300;
       await db.query(
-        `INSERT INTO change_events (type, data)
-         SELECT 'module.updated', jsonb_build_object('tag', 'kill', 'n', g) FROM generate_series(0, $1::int - 1) g`,
+        `WITH written AS (
+           INSERT INTO change_events (type, data)
+           SELECT 'module.updated', jsonb_build_object('tag', 'kill', 'n', g) FROM generate_series(0, $1::int - 1) g
+           RETURNING 1
+         )
+         SELECT pg_notify('${CHANGE_EVENTS_CHANNEL}', '') FROM (SELECT 1) one WHERE EXISTS (SELECT 1 FROM written)`,
         [total],
       );
       // Killed once some attempts are recorded and others are surely in flight.
