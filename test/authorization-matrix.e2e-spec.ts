@@ -216,6 +216,7 @@ const TABLE: Record<string, Row> = {
   'DELETE /api/webhooks/{webhook_id}': { allowed: ADMIN },
   'POST /api/webhooks/{webhook_id}/test': { allowed: ADMIN },
   'GET /api/webhooks/{webhook_id}/deliveries': { allowed: ADMIN },
+  'GET /api/events': { allowed: ADMIN },
 };
 
 interface Answer {

@@ -214,9 +214,7 @@ describe('Change events (GET /api/events)', () => {
       expect(events[1].data).toEqual(updated.body.data);
       expect(events.slice(2, 42).map((event) => event.data)).toEqual(
         // In id order: the order the delete locked them in.
-        others
-          .map((m) => ({ id: Number(m.id), code: m.code, year: 2026 }))
-          .sort((a, b) => a.id - b.id),
+        others.map((m) => ({ id: Number(m.id), code: m.code, year: 2026 })).sort((a, b) => a.id - b.id),
       );
       expect(events[42].data).toEqual({ id, code: 'CSC101', year: 2026 });
     });

@@ -287,7 +287,7 @@ describe('responses conform to the OpenAPI document', () => {
     await expectStatus(409, 'DELETE', students, { token, body: { user_ids: [state.student.id] } });
   });
 
-  it('imports and exports CSV, and reads the audit trail', async () => {
+  it('imports and exports CSV, and reads the audit trail and the change events', async () => {
     const token = state.adminToken;
     const csv = (text: string) => ({ token, body: text, headers: { 'content-type': 'text/csv' } });
     const file = 'username,email,admin\nivy.import,ivy@uni.example,no\n';
@@ -323,6 +323,21 @@ describe('responses conform to the OpenAPI document', () => {
     expect(audit.body.data.total).toBeGreaterThanOrEqual(2);
     await expectStatus(400, 'GET', '/api/audit?action=user.nope', { token });
     await expectStatus(403, 'GET', '/api/audit', { token: state.lecturer.token });
+
+    // The change events the writes above left (docs/events.md).
+    const events = await expectStatus(
+      200,
+      'GET',
+      '/api/events?limit=5&types=module.members_changed,user.created',
+      {
+        token,
+      },
+    );
+    expect(events.body.data.events.length).toBeGreaterThan(0);
+    await expectStatus(200, 'GET', `/api/events?after=${events.body.data.next}&wait=0`, { token });
+    await expectStatus(400, 'GET', '/api/events?after=not-a-cursor', { token });
+    await expectStatus(400, 'GET', '/api/events?types=module.exploded', { token });
+    await expectStatus(403, 'GET', '/api/events', { token: state.lecturer.token });
   });
 
   it('manages webhooks and reads their delivery log', async () => {

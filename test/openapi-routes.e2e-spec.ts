@@ -57,6 +57,7 @@ const ACCESS: Record<string, Access> = {
   'DELETE /api/webhooks/{webhook_id}': 'admin',
   'POST /api/webhooks/{webhook_id}/test': 'admin',
   'GET /api/webhooks/{webhook_id}/deliveries': 'admin',
+  'GET /api/events': 'admin',
 };
 
 /** Routes that take a request body besides POST and PUT. */

@@ -42,6 +42,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Health', 'Probes for Kubernetes')
     .addTag('Audit', 'Who changed what, and when')
     .addTag('Webhooks', 'Signed deliveries of change events to other systems')
+    .addTag('Events', 'Every change to modules and users, in order, for other systems to follow')
     .build();
   // Internal to the university (package.json: UNLICENSED); there is no licence text at a URL to point to.
   config.info.license = { name: 'Proprietary' };

@@ -1,6 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, ResponseMessage } from '../core/decorators.js';
+import { type JsonText } from '../core/json-text.js';
 import { ApiErrors, ApiOk, schema } from '../core/openapi.js';
 import { type Query as QueryParams } from '../core/query.js';
 import { CHANGE_EVENT_TYPES, INVALID_EVENT_TYPE_MESSAGE } from './change-event-types.js';
@@ -107,7 +108,7 @@ export class ChangeEventsController {
     410: [CURSOR_EXPIRED_MESSAGE],
     503: [FEED_BUSY_MESSAGE],
   })
-  feed(@Query() query: QueryParams): Promise<FeedAnswer> {
+  feed(@Query() query: QueryParams): Promise<JsonText<FeedAnswer>> {
     return this.changeEvents.feed(query);
   }
 }

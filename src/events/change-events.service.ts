@@ -10,13 +10,14 @@ import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Draining } from '../core/draining.js';
 import { Metrics } from '../core/metrics.js';
+import { JsonText } from '../core/json-text.js';
 import { type Query } from '../core/query.js';
 import { type Transaction } from '../database/transactions.js';
 import { type NewChangeEvent } from './change-event-types.js';
 import { CursorExpired, FeedBusy } from './change-event.errors.js';
 import { ChangeEventNotifications } from './change-event-notifications.js';
-import { type ChangeEventResponse, toChangeEventResponse } from './change-event.mapper.js';
-import { type FeedPage, ChangeEventsRepository } from './change-events.repository.js';
+import { type ChangeEventResponse } from './change-event.mapper.js';
+import { type FeedPageJson, ChangeEventsRepository } from './change-events.repository.js';
 import { comparePositions, encodeCursor, FEED_START } from './feed-cursor.js';
 import { type FeedParams, readFeedParams } from './feed-params.js';
 
@@ -29,6 +30,7 @@ const HELD_BACK_RECHECK_MS = [10, 20, 50, 100, 200, 500];
 /** While the listener connection is down, waiting requests re-read this often. */
 const UNLISTENED_RECHECK_MS = 1000;
 
+/** The feed's answer; sent as JSON text built by PostgreSQL (`readPageJson`). */
 export interface FeedAnswer {
   events: ChangeEventResponse[];
   next: string;
@@ -86,7 +88,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
   }
 
   /** `GET /api/events`. */
-  async feed(query: Query): Promise<FeedAnswer> {
+  async feed(query: Query): Promise<JsonText<FeedAnswer>> {
     const params = readFeedParams(query);
     const deadline = Date.now() + params.waitMs;
     let holding = false;
@@ -95,7 +97,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
       for (;;) {
         // Taken before the read, so a commit between the read and the wait still wakes this request.
         const ticket = params.waitMs > 0 ? this.notifications.next() : undefined;
-        const page = await this.events.readPage(params.after, params.types, params.limit);
+        const page = await this.events.readPageJson(params.after, params.types, params.limit);
         if (
           params.after !== null &&
           page.pruned !== null &&
@@ -105,7 +107,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
           throw new CursorExpired();
         }
         const remaining = deadline - Date.now();
-        if (ticket === undefined || page.events.length > 0 || remaining <= 0 || this.draining.stopping) {
+        if (ticket === undefined || page.last !== null || remaining <= 0 || this.draining.stopping) {
           ticket?.cancel();
           return this.answer(params, page);
         }
@@ -147,13 +149,12 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
     }
   }
 
-  private answer(params: FeedParams, page: FeedPage): FeedAnswer {
-    const last = page.events.at(-1);
+  private answer(params: FeedParams, page: FeedPageJson): JsonText<FeedAnswer> {
     const next =
-      last !== undefined
-        ? encodeCursor(last)
+      page.last !== null
+        ? encodeCursor(page.last)
         : (params.afterCursor ?? encodeCursor(page.pruned ?? FEED_START));
-    return { events: page.events.map(toChangeEventResponse), next };
+    return new JsonText(`{"events":${page.eventsJson},"next":${JSON.stringify(next)}}`);
   }
 
   /** Deletes events older than the retention period (as a prefix of the feed); 0 days keeps everything. */
