@@ -7,7 +7,7 @@
  * feature); core/ uses config/ only. No other edge between
  * folders is allowed, so the folders form a graph without cycles.
  */
-const FEATURES = 'auth|users|course-modules|health';
+const FEATURES = 'auth|users|course-modules|health|webhooks';
 
 /** A rule forbidding imports from one src/ folder into others. */
 const forbid = (name, from, to, comment) => ({
@@ -63,6 +63,18 @@ module.exports = {
       'course-modules',
       'auth|health',
       'course-modules/ builds on users/ only.',
+    ),
+    forbid(
+      'webhooks-uses-audit-and-events-only',
+      'webhooks',
+      'auth|users|course-modules|health',
+      'webhooks/ follows the change feed (events/) and writes to audit/; no feature knows it.',
+    ),
+    forbid(
+      'no-feature-imports-webhooks',
+      'auth|users|course-modules|health|audit|events',
+      'webhooks',
+      'webhooks/ sits on top: nothing imports it but the application module.',
     ),
     forbid(
       'events-imports-no-feature',

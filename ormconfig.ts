@@ -13,8 +13,12 @@ import { ChangeEvents1764000000000 } from './src/database/migrations/17640000000
 import { InitialSchema1763700000000 } from './src/database/migrations/1763700000000-InitialSchema.js';
 import { ModuleSearchIndexes1763710000000 } from './src/database/migrations/1763710000000-ModuleSearchIndexes.js';
 import { ModuleCounts1763720000000 } from './src/database/migrations/1763720000000-ModuleCounts.js';
+import { Webhooks1764100000000 } from './src/database/migrations/1764100000000-Webhooks.js';
 import { PasswordlessUsers1764200000000 } from './src/database/migrations/1764200000000-PasswordlessUsers.js';
 import { User } from './src/users/user.entity.js';
+import { WebhookDelivery } from './src/webhooks/webhook-delivery.entity.js';
+import { WebhookDispatch } from './src/webhooks/webhook-dispatch.entity.js';
+import { Webhook } from './src/webhooks/webhook.entity.js';
 
 // COUNT(*) and other int8 results arrive as numbers; ids stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
@@ -29,6 +33,9 @@ export const entities = [
   AuditEvent,
   ChangeEvent,
   ChangeEventsPruned,
+  Webhook,
+  WebhookDelivery,
+  WebhookDispatch,
 ];
 /** Listed, not globbed: the same list works from `dist/` and under Jest. New migrations are appended here. */
 export const migrations = [
@@ -37,6 +44,7 @@ export const migrations = [
   ModuleCounts1763720000000,
   AuditEvents1763900000000,
   ChangeEvents1764000000000,
+  Webhooks1764100000000,
   PasswordlessUsers1764200000000,
 ];
 

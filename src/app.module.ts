@@ -15,6 +15,7 @@ import { MetricsModule } from './core/metrics.js';
 import { RedisModule } from './redis/redis.module.js';
 import { StorageModule } from './storage/storage.module.js';
 import { UsersModule } from './users/users.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 /** A config whose database and JWT secret have been settled at boot. */
 export type ResolvedConfig = AppConfig & { databaseUrl: string; jwtSecret: string };
@@ -43,6 +44,7 @@ export class AppModule {
         UsersModule,
         CourseModulesModule,
         AuditModule,
+        WebhooksModule,
         EventsModule,
       ],
     };

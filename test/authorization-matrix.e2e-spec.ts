@@ -20,6 +20,7 @@ import {
   rowsOfModule,
   storedFiles,
 } from './support/modules-fixtures.js';
+import { makeWebhook } from './support/webhook-fixtures.js';
 import { deref, type DocOperation, fetchDocument, operationsOf, routeKey } from './support/openapi.js';
 import { multipartBody } from './support/openapi-requests.js';
 
@@ -87,6 +88,8 @@ interface Fixture {
   /** A user who signs in, and one with an avatar: the same for every request. */
   login: UserRow;
   withAvatar: UserRow;
+  /** A webhook a request may address (and delete). */
+  webhook: { id: number };
 }
 
 interface Built {
@@ -225,6 +228,17 @@ const TABLE: Record<string, Row> = {
   },
 
   'GET /api/audit': { allowed: ADMIN },
+
+  'GET /api/webhooks': { allowed: ADMIN },
+  'POST /api/webhooks': {
+    allowed: ADMIN,
+    build: () => ({ json: { url: 'https://203.0.113.10/hooks', types: ['user.deleted'] } }),
+  },
+  'GET /api/webhooks/{webhook_id}': { allowed: ADMIN },
+  'PUT /api/webhooks/{webhook_id}': { allowed: ADMIN, build: () => ({ json: { description: 'authz' } }) },
+  'DELETE /api/webhooks/{webhook_id}': { allowed: ADMIN },
+  'POST /api/webhooks/{webhook_id}/test': { allowed: ADMIN },
+  'GET /api/webhooks/{webhook_id}/deliveries': { allowed: ADMIN },
   'GET /api/events': { allowed: ADMIN },
 };
 
@@ -237,7 +251,12 @@ interface Answer {
 
 /** One operation made concrete: its path with ids filled in and a request that passes validation. */
 function concrete(operation: DocOperation, row: Row, f: Fixture): { path: string; built: Built } {
-  const ids: Record<string, number> = { module_id: f.module.id, user_id: f.target.id, ...row.params?.(f) };
+  const ids: Record<string, number> = {
+    module_id: f.module.id,
+    user_id: f.target.id,
+    webhook_id: f.webhook.id,
+    ...row.params?.(f),
+  };
   const path = operation.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
     if (ids[name] === undefined)
       throw new Error(`no fixture for path parameter ${name} of ${operation.path}`);
@@ -318,7 +337,8 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', ()
     const target = await makeUser(app.dataSource);
     if (caller && callerRole) await assignRole(app.dataSource, caller.id, module.id, callerRole);
     if (row.targetRole) await assignRole(app.dataSource, target.id, module.id, row.targetRole);
-    return { module, target, unique: ++sequence, login, withAvatar };
+    const webhook = await makeWebhook(app.dataSource);
+    return { module, target, unique: ++sequence, login, withAvatar, webhook };
   }
 
   const successStatuses = (operation: DocOperation) =>
@@ -685,6 +705,7 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', ()
             unique: ++sequence,
             login,
             withAvatar,
+            webhook: { id: 1 },
           });
           const answer = await send(operation.method, path, built, bearer(tokenFor(user)));
           if (
@@ -711,6 +732,7 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', ()
             unique: ++sequence,
             login,
             withAvatar,
+            webhook: { id: 1 },
           });
           for (const query of ['', `query=${module.code}`, `code=${module.code}`]) {
             const answer = await send(operation.method, path, { ...built, query }, bearer(tokenFor(user)));

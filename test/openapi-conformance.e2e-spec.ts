@@ -363,6 +363,29 @@ describe('responses conform to the OpenAPI document', () => {
     await expectStatus(403, 'GET', '/api/events', { token: state.lecturer.token });
   });
 
+  it('manages webhooks and reads their delivery log', async () => {
+    const token = state.adminToken;
+    const created = await expectStatus(201, 'POST', '/api/webhooks', {
+      token,
+      body: { url: 'https://203.0.113.10/hooks', types: ['module.created'], description: 'conformance' },
+    });
+    const id = created.body.data.id as number;
+    await expectStatus(400, 'POST', '/api/webhooks', {
+      token,
+      body: { url: 'https://127.0.0.1/x', types: ['*'] },
+    });
+    await expectStatus(403, 'POST', '/api/webhooks', { token: state.lecturer.token, body: {} });
+    await expectStatus(200, 'GET', '/api/webhooks', { token });
+    await expectStatus(200, 'GET', `/api/webhooks/${id}`, { token });
+    await expectStatus(404, 'GET', '/api/webhooks/987654321', { token });
+    await expectStatus(200, 'PUT', `/api/webhooks/${id}`, { token, body: { enabled: false } });
+    await expectStatus(400, 'PUT', `/api/webhooks/${id}`, { token, body: {} });
+    await expectStatus(202, 'POST', `/api/webhooks/${id}/test`, { token });
+    await expectStatus(200, 'GET', `/api/webhooks/${id}/deliveries`, { token });
+    await expectStatus(200, 'DELETE', `/api/webhooks/${id}`, { token });
+    await expectStatus(404, 'DELETE', `/api/webhooks/${id}`, { token });
+  });
+
   it('changes a password', async () => {
     await expectStatus(401, 'PUT', '/api/auth/password', {
       token: state.outsider.token,

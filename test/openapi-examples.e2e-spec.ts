@@ -32,6 +32,8 @@ const SESSION: [method: string, path: string, status: number][] = [
   ['delete', '/api/modules/{module_id}/students', 200],
   ['put', '/api/users/{user_id}', 200],
   ['delete', '/api/modules/bulk', 200],
+  ['post', '/api/webhooks', 201],
+  ['put', '/api/webhooks/{webhook_id}', 200],
   ['put', '/api/auth/password', 200],
 ];
 
@@ -72,7 +74,7 @@ describe('the request examples of the OpenAPI document succeed on a fresh instal
     expect(SESSION.map(([method, path]) => `${method} ${path}`).sort()).toEqual(withJsonBody.sort());
 
     await app.dataSource.query(
-      'TRUNCATE assignment_files, assignments, user_module_roles, modules, users RESTART IDENTITY CASCADE',
+      'TRUNCATE assignment_files, assignments, user_module_roles, modules, users, webhooks RESTART IDENTITY CASCADE',
     );
     const admin = await makeUser(app.dataSource, { username: 'admin', admin: true });
     expect(Number(admin.id)).toBe(1);

@@ -19,11 +19,15 @@ export const AUDIT_ACTIONS = [
   'auth.password_change',
   'auth.login_failed',
   'auth.login_throttled',
+  'webhook.create',
+  'webhook.update',
+  'webhook.delete',
+  'webhook.disable',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export type AuditTargetType = 'module' | 'user';
+export type AuditTargetType = 'module' | 'user' | 'webhook';
 
 export const INVALID_AUDIT_ACTION_MESSAGE = 'Invalid audit action';
 

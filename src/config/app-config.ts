@@ -52,6 +52,8 @@ export interface AppConfig {
   redisKeyPrefix: string;
   /** Set: files live in this S3 bucket. Unset: under `storageDir`. */
   s3: S3Settings | undefined;
+  /** Outbound webhook deliveries (docs/webhooks.md). */
+  webhooks: WebhookSettings;
   /** POST /api/auth/login answers 403 when false (single sign-on only). */
   passwordLogin: boolean;
   /** Set: tokens of this OpenID Connect provider are accepted beside the service's own (docs/sso.md). */
@@ -76,6 +78,18 @@ export interface OidcSettings {
    * while the IdP cannot be reached. Not a setting (30 s); tests shorten it.
    */
   refetchCooldownMs: number;
+}
+
+/** Webhook URL rules and delivery timing. */
+export interface WebhookSettings {
+  /** `http://` URLs are accepted too (tests, a receiver on a private network). */
+  allowHttp: boolean;
+  /** URLs may resolve to loopback, link-local and private addresses (tests only). */
+  allowPrivate: boolean;
+  /** One delivery attempt: connect, send and answer within this. */
+  timeoutMs: number;
+  /** Multiplies the retry schedule and the 3-day windows (1 in production; tests shrink it). */
+  retryScale: number;
 }
 
 /** S3-compatible object storage; credentials come from the AWS SDK's default chain (env, profile, IRSA…). */
@@ -112,6 +126,17 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
     throw new ConfigError(name, `must be an integer between ${min} and ${max} (got "${raw}")`);
   }
   return Number(raw);
+}
+
+/** A decimal number in (0, 1]: digits with an optional fraction, no exponent. */
+function fraction(env: Env, name: string, fallback: number): number {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d+(\.\d+)?$/.test(raw) || value <= 0 || value > 1) {
+    throw new ConfigError(name, `must be a decimal number above 0 and at most 1 (got "${raw}")`);
+  }
+  return value;
 }
 
 function bool(env: Env, name: string, fallback: boolean): boolean {
@@ -329,6 +354,12 @@ export function loadConfig(env: Env): AppConfig {
     redisUrl,
     redisKeyPrefix,
     s3: loadS3Settings(env),
+    webhooks: {
+      allowHttp: bool(env, 'WEBHOOK_ALLOW_HTTP', false),
+      allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+      retryScale: fraction(env, 'WEBHOOK_RETRY_SCALE', 1),
+    },
     passwordLogin: bool(env, 'PASSWORD_LOGIN', true),
     oidc: loadOidcSettings(env),
   };

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 function settingsRead(): string[] {
   const source = readFileSync('src/config/app-config.ts', 'utf8');
   const names = [
-    ...source.matchAll(/\b(?:read|int|bool)\(env, '([A-Z][A-Z0-9_]*)'|\benv\.([A-Z][A-Z0-9_]*)/g),
+    ...source.matchAll(/\b(?:read|int|bool|fraction)\(env, '([A-Z][A-Z0-9_]*)'|\benv\.([A-Z][A-Z0-9_]*)/g),
   ].map((match) => match[1] ?? match[2]);
   return [...new Set(names)].sort();
 }

@@ -39,6 +39,8 @@ export class Metrics {
   readonly enabled: boolean;
   private readonly requestDuration: Histogram<'method' | 'route' | 'status_code'>;
   private readonly throttleRefusals: Counter;
+  private readonly webhookDeliveries: Counter<'outcome'>;
+  private oldestUndelivered: (() => Promise<Date | null>) | undefined;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig, @InjectDataSource() dataSource: DataSource) {
     this.enabled = config.metricsPort !== undefined;
@@ -53,6 +55,24 @@ export class Metrics {
       name: 'login_throttle_refusals_total',
       help: 'Login attempts refused with 429 because of too many recent failures',
       registers,
+    });
+    this.webhookDeliveries = new Counter({
+      name: 'webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome: delivered, retrying (another attempt is scheduled), failed (given up)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    const oldest = () => this.oldestUndelivered;
+    new Gauge({
+      name: 'webhook_oldest_undelivered_event_age_seconds',
+      help: 'Age of the oldest change event not yet delivered to every webhook that takes it (0 when none waits)',
+      registers,
+      async collect() {
+        const source = oldest();
+        if (!source) return;
+        const at = await source();
+        this.set(at === null ? 0 : Math.max(0, (Date.now() - at.getTime()) / 1000));
+      },
     });
     const pool = (): PgPool | undefined => (dataSource.driver as { master?: PgPool }).master;
     const poolGauge = (name: string, help: string, read: (pool: PgPool) => number) =>
@@ -86,6 +106,15 @@ export class Metrics {
       (p) => p.waitingCount,
     );
     if (this.enabled) collectDefaultMetrics({ register: this.registry });
+  }
+
+  webhookDelivery(outcome: 'delivered' | 'retrying' | 'failed'): void {
+    this.webhookDeliveries.inc({ outcome });
+  }
+
+  /** The webhooks feature tells where the oldest undelivered event's time comes from (read at scrape time). */
+  reportOldestUndelivered(source: () => Promise<Date | null>): void {
+    this.oldestUndelivered = source;
   }
 
   loginThrottled(): void {

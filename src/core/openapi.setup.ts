@@ -78,6 +78,7 @@ export function buildOpenApiDocument(
     .addTag('Users', 'User administration and avatars')
     .addTag('Health', 'Probes for Kubernetes')
     .addTag('Audit', 'Who changed what, and when')
+    .addTag('Webhooks', 'Signed deliveries of change events to other systems')
     .addTag('Events', 'Every change to modules and users, in order, for other systems to follow');
   if (signIn.sso) {
     builder.addSecurity(SSO_SCHEME, {

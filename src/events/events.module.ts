@@ -11,6 +11,6 @@ import { ChangeEventsService } from './change-events.service.js';
 @Module({
   controllers: [ChangeEventsController],
   providers: [ChangeEventsRepository, ChangeEventNotifications, ChangeEventsService],
-  exports: [ChangeEventsService, ChangeEventsRepository],
+  exports: [ChangeEventsService, ChangeEventsRepository, ChangeEventNotifications],
 })
 export class EventsModule {}

@@ -59,7 +59,7 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<
     async reset() {
       await dataSource.query(
         `TRUNCATE assignment_files, assignments, user_module_roles, modules, users, audit_events,
-         change_events, change_events_pruned CASCADE`,
+         change_events, change_events_pruned, webhook_deliveries, webhooks CASCADE`,
       );
       await service.app.get(LoginThrottle).reset();
     },

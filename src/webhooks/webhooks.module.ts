@@ -1,0 +1,28 @@
+import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module.js';
+import { EventsModule } from '../events/events.module.js';
+import { Transactions } from '../database/transactions.js';
+import { DeliveryQueue } from './delivery-queue.js';
+import { WebhookDeliverer } from './webhook-deliverer.js';
+import { WebhookDispatcher } from './webhook-dispatcher.js';
+import { HostResolver, WebhookUrlRules } from './webhook-url.js';
+import { WebhooksController } from './webhooks.controller.js';
+import { WebhooksRepository } from './webhooks.repository.js';
+import { WebhooksService } from './webhooks.service.js';
+
+/** Webhooks: management routes, the delivery queue and its workers (docs/webhooks.md). */
+@Module({
+  imports: [AuditModule, EventsModule],
+  controllers: [WebhooksController],
+  providers: [
+    WebhooksRepository,
+    WebhooksService,
+    WebhookUrlRules,
+    HostResolver,
+    DeliveryQueue,
+    WebhookDeliverer,
+    WebhookDispatcher,
+    Transactions,
+  ],
+})
+export class WebhooksModule {}

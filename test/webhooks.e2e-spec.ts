@@ -1,0 +1,473 @@
+import { jest } from '@jest/globals';
+import { Webhook } from 'standardwebhooks';
+import { Metrics } from '../src/core/metrics.js';
+import { WebhookDeliverer } from '../src/webhooks/webhook-deliverer.js';
+import { HostResolver } from '../src/webhooks/webhook-url.js';
+import { useTestApp } from './support/app.js';
+import { makeUser, tokenFor } from './support/factories.js';
+import { eventually, startReceiver, verified } from './support/webhook-receiver.js';
+
+const LOOPBACK = {
+  webhooks: { allowHttp: true, allowPrivate: true, timeoutMs: 1000, retryScale: 0.0001 },
+};
+
+describe('Webhooks (/api/webhooks)', () => {
+  const { app, api } = useTestApp(LOOPBACK);
+  let token: string;
+  let receivers: Awaited<ReturnType<typeof startReceiver>>[] = [];
+
+  beforeEach(async () => {
+    await app.reset();
+    token = tokenFor(await makeUser(app.dataSource, { admin: true }));
+  });
+  afterEach(async () => {
+    await Promise.all(receivers.map((receiver) => receiver.close()));
+    receivers = [];
+  });
+
+  const receiver = async (...args: Parameters<typeof startReceiver>) => {
+    const started = await startReceiver(...args);
+    receivers.push(started);
+    return started;
+  };
+  const create = (body: unknown) => api.post('/api/webhooks', { token, body });
+  const deliveries = async (id: number) =>
+    (await api.get(`/api/webhooks/${id}/deliveries?per_page=100`, { token })).body.data.deliveries as any[];
+
+  describe('management', () => {
+    it('creates a webhook and shows its secret in that answer only', async () => {
+      const res = await create({
+        url: 'http://127.0.0.1:9/hook',
+        types: ['module.created'],
+        description: 'LMS',
+      });
+      expect(res.status).toBe(201);
+      expect(res.body.message).toBe('Webhook created');
+      const { secret, ...webhook } = res.body.data;
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+      expect(Buffer.from(secret.slice(6), 'base64')).toHaveLength(24);
+      expect(webhook).toEqual({
+        id: expect.any(Number),
+        url: 'http://127.0.0.1:9/hook',
+        types: ['module.created'],
+        description: 'LMS',
+        enabled: true,
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        updated_at: expect.any(String),
+        failing_since: null,
+      });
+
+      const read = await api.get(`/api/webhooks/${webhook.id}`, { token });
+      expect(read.status).toBe(200);
+      expect(read.body).toEqual({ success: true, data: webhook, message: 'Webhook retrieved successfully' });
+      const list = await api.get('/api/webhooks', { token });
+      expect(list.body.data).toEqual({ webhooks: [webhook], page: 1, per_page: 20, total: 1 });
+      const updated = await api.put(`/api/webhooks/${webhook.id}`, { token, body: { description: null } });
+      expect(updated.body.data.secret).toBeUndefined();
+      // Neither the answers nor the audit trail ever carry the secret again.
+      const audit = await api.get('/api/audit?target_type=webhook', { token });
+      const everything = JSON.stringify([read.body, list.body, updated.body, audit.body]);
+      expect(everything).not.toContain(secret);
+      expect(everything).not.toContain(secret.slice(6));
+    });
+
+    it('stores ["*"] alone for all types and drops repeated types', async () => {
+      const all = await create({ url: 'http://127.0.0.1:9/a', types: ['module.created', '*'] });
+      expect(all.body.data.types).toEqual(['*']);
+      const some = await create({ url: 'http://127.0.0.1:9/b', types: ['user.deleted', 'user.deleted'] });
+      expect(some.body.data.types).toEqual(['user.deleted']);
+    });
+
+    it.each([
+      [{ types: ['*'] }, 'url must be an absolute http(s) URL of at most 2048 characters'],
+      [{ url: 'not a url', types: ['*'] }, 'url must be an absolute http(s) URL of at most 2048 characters'],
+      [
+        { url: 'ftp://example.edu/x', types: ['*'] },
+        'url must be an absolute http(s) URL of at most 2048 characters',
+      ],
+      [{ url: 'https://example.edu/x' }, 'types must be a non-empty array of at most 16 event types'],
+      [
+        { url: 'https://example.edu/x', types: [] },
+        'types must be a non-empty array of at most 16 event types',
+      ],
+      [
+        { url: 'https://example.edu/x', types: 'module.created' },
+        'types must be a non-empty array of at most 16 event types',
+      ],
+      [{ url: 'https://example.edu/x', types: ['module.exploded'] }, 'Invalid event type'],
+      [{ url: 'https://example.edu/x', types: ['webhook.test'] }, 'Invalid event type'],
+      [
+        { url: 'https://example.edu/x', types: ['*'], description: 'x'.repeat(501) },
+        'description must be a string of at most 500 characters, or null',
+      ],
+      [{ url: 'https://example.edu/x', types: ['*'], secret: 'mine' }, 'property secret should not exist'],
+    ])('refuses %j with 400 and creates nothing', async (body, message) => {
+      const res = await create(body);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ success: false, data: null, message });
+      expect((await api.get('/api/webhooks', { token })).body.data.total).toBe(0);
+    });
+
+    it('updates fields, clears failing_since when turned on again, and audits only what changed', async () => {
+      const { id } = (await create({ url: 'http://127.0.0.1:9/a', types: ['*'] })).body.data;
+      await app.dataSource.query(`UPDATE webhooks SET enabled = false, failing_since = now() WHERE id = $1`, [
+        id,
+      ]);
+      const res = await api.put(`/api/webhooks/${id}`, {
+        token,
+        body: { enabled: true, types: ['user.created'], url: 'http://127.0.0.1:9/a' },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.message).toBe('Webhook updated successfully');
+      expect(res.body.data).toMatchObject({ enabled: true, types: ['user.created'], failing_since: null });
+      const [event] = (await api.get('/api/audit?action=webhook.update', { token })).body.data.events;
+      expect(event.summary).toEqual({
+        types: { from: ['*'], to: ['user.created'] },
+        enabled: { from: false, to: true },
+      });
+      expect((await api.put(`/api/webhooks/${id}`, { token, body: {} })).body.message).toBe(
+        'At least one field must be provided',
+      );
+      expect((await api.put(`/api/webhooks/${id}`, { token, body: { enabled: 'yes' } })).body.message).toBe(
+        'enabled must be true or false',
+      );
+      expect((await api.put(`/api/webhooks/999999`, { token, body: { enabled: true } })).status).toBe(404);
+    });
+
+    it('deletes a webhook with its log and audits it; an unknown id is 404', async () => {
+      const { id } = (await create({ url: 'http://127.0.0.1:9/a', types: ['*'] })).body.data;
+      const res = await api.delete(`/api/webhooks/${id}`, { token });
+      expect(res.body).toEqual({ success: true, data: null, message: 'Webhook deleted successfully' });
+      expect((await api.get(`/api/webhooks/${id}`, { token })).body).toEqual({
+        success: false,
+        data: null,
+        message: 'Webhook not found',
+      });
+      expect((await api.delete(`/api/webhooks/${id}`, { token })).status).toBe(404);
+      const actions = (await api.get('/api/audit?target_type=webhook&sort=at', { token })).body.data.events;
+      expect(actions.map((event: any) => [event.action, event.summary])).toEqual([
+        ['webhook.create', { url: 'http://127.0.0.1:9/a', types: ['*'], enabled: true }],
+        ['webhook.delete', { url: 'http://127.0.0.1:9/a', types: ['*'], enabled: true }],
+      ]);
+    });
+  });
+
+  describe('delivery', () => {
+    it('delivers the test event signed with the Standard Webhooks scheme, verified by the package', async () => {
+      const target = await receiver();
+      const created = (await create({ url: target.url, types: ['module.created'] })).body.data;
+      const res = await api.post(`/api/webhooks/${created.id}/test`, { token });
+      expect(res.status).toBe(202);
+      expect(res.body.message).toBe('Test event queued');
+      const eventId: string = res.body.data.event_id;
+      await target.waitFor((got) => got.length === 1);
+      const [request] = target.received;
+      expect(request.headers['webhook-id']).toBe(eventId);
+      expect(request.headers['content-type']).toBe('application/json');
+      expect(Math.abs(Number(request.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(30);
+      const payload = verified(created.secret, request);
+      expect(payload).toEqual({
+        type: 'webhook.test',
+        timestamp: expect.any(String),
+        data: { webhook_id: created.id },
+      });
+      // A signature made with another secret fails.
+      expect(() =>
+        new Webhook(`whsec_${Buffer.alloc(24).toString('base64')}`).verify(
+          request.body,
+          request.headers as any,
+        ),
+      ).toThrow();
+
+      const [delivery] = await eventually(async () => {
+        const log = await deliveries(created.id);
+        return log.length === 1 ? log : undefined;
+      });
+      expect(delivery).toEqual({
+        id: expect.any(Number),
+        event_id: eventId,
+        event_type: 'webhook.test',
+        attempt: 1,
+        at: expect.any(String),
+        outcome: 'delivered',
+        status_code: 200,
+        error: null,
+        duration_ms: expect.any(Number),
+        response_excerpt: 'ok',
+        next_retry_at: null,
+      });
+    });
+
+    it("delivers the changes made through the API to the webhooks that take their type, with the feed's ids", async () => {
+      const modules = await receiver();
+      const everything = await receiver();
+      const onModules = (await create({ url: modules.url, types: ['module.created'] })).body.data;
+      const onAll = (await create({ url: everything.url, types: ['*'] })).body.data;
+      const created = await api.post('/api/modules', {
+        token,
+        body: { code: 'WHK101', year: 2026, credits: 15 },
+      });
+      expect(created.status).toBe(201);
+      const user = await api.post('/api/users', {
+        token,
+        body: { username: 'hooked', email: 'hooked@example.edu', password: 'correct-horse-battery' },
+      });
+      expect(user.status).toBe(201);
+      await modules.waitFor((got) => got.length === 1);
+      await everything.waitFor((got) => got.length === 2);
+      const payload = verified(onModules.secret, modules.received[0]);
+      expect(payload).toEqual({
+        type: 'module.created',
+        timestamp: expect.any(String),
+        data: created.body.data,
+      });
+      const all = everything.received.map((request) => verified(onAll.secret, request));
+      expect(all.map((event) => event.type).sort()).toEqual(['module.created', 'user.created']);
+      expect(all.find((event) => event.type === 'user.created')!.data).toEqual(user.body.data);
+      // The webhook-id is the event's id in GET /api/events.
+      const feed = (await api.get('/api/events?types=module.created', { token })).body.data.events;
+      const ids = new Set(feed.map((event: { id: string }) => event.id));
+      expect(ids.has(modules.received[0].headers['webhook-id'])).toBe(true);
+      expect(modules.received[0].headers['webhook-id']).toBe(
+        everything.received.find((request) => verified(onAll.secret, request).type === 'module.created')!
+          .headers['webhook-id'],
+      );
+    });
+
+    it('does not send events to a disabled webhook', async () => {
+      const target = await receiver();
+      const witness = await receiver();
+      const off = (await create({ url: target.url, types: ['*'] })).body.data;
+      await api.put(`/api/webhooks/${off.id}`, { token, body: { enabled: false } });
+      await create({ url: witness.url, types: ['*'] });
+      await api.post('/api/modules', { token, body: { code: 'WHK102', year: 2026, credits: 15 } });
+      // The witness got the event, so the dispatcher has passed it.
+      await witness.waitFor((got) => got.length === 1);
+      expect(target.received).toHaveLength(0);
+    });
+
+    it('retries a receiver that fails 3 times: it gets the event once more and the log shows 4 attempts', async () => {
+      const target = await receiver((n) => (n < 3 ? 503 : 200));
+      const created = (await create({ url: target.url, types: ['*'] })).body.data;
+      const eventId = (await api.post(`/api/webhooks/${created.id}/test`, { token })).body.data.event_id;
+      await target.waitFor((got) => got.length === 4);
+      const log = await eventually(async () => {
+        const rows = await deliveries(created.id);
+        return rows.length === 4 ? rows : undefined;
+      });
+      expect(log.map((row) => [row.attempt, row.outcome, row.status_code])).toEqual([
+        [4, 'delivered', 200],
+        [3, 'retrying', 503],
+        [2, 'retrying', 503],
+        [1, 'retrying', 503],
+      ]);
+      expect(log.every((row) => row.event_id === eventId)).toBe(true);
+      expect(log.slice(1).every((row) => row.next_retry_at !== null)).toBe(true);
+      // Every attempt carries the same webhook-id, each signed afresh.
+      expect(new Set(target.received.map((request) => request.headers['webhook-id']))).toEqual(
+        new Set([eventId]),
+      );
+      for (const request of target.received) verified(created.secret, request);
+      // The success ended the failure streak.
+      expect((await api.get(`/api/webhooks/${created.id}`, { token })).body.data.failing_since).toBeNull();
+      // Nothing more arrives: the delivered event is not sent again.
+      expect(target.received).toHaveLength(4);
+    });
+
+    it('records a receiver that never answers as a timeout and retries it', async () => {
+      const target = await receiver((n) => (n === 0 ? 'hang' : 200));
+      const created = (await create({ url: target.url, types: ['*'] })).body.data;
+      await api.post(`/api/webhooks/${created.id}/test`, { token });
+      await target.waitFor((got) => got.length === 2);
+      const log = await eventually(async () => {
+        const rows = await deliveries(created.id);
+        return rows.length === 2 ? rows : undefined;
+      });
+      expect(log[1]).toMatchObject({
+        attempt: 1,
+        outcome: 'retrying',
+        status_code: null,
+        error: 'No answer within 1000 ms',
+      });
+      expect(log[1].duration_ms).toBeGreaterThanOrEqual(990);
+      expect(log[0]).toMatchObject({ attempt: 2, outcome: 'delivered', status_code: 200 });
+    });
+
+    it('keeps only an excerpt of a long answer and does not follow a redirect', async () => {
+      const http = await import('node:http');
+      const server = http.createServer((_request, response) => {
+        response.writeHead(302, { location: 'http://127.0.0.1:9/elsewhere' }).end('x'.repeat(100_000));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const port = (server.address() as { port: number }).port;
+        const created = (await create({ url: `http://127.0.0.1:${port}/hook`, types: ['*'] })).body.data;
+        await api.put(`/api/webhooks/${created.id}`, { token, body: { types: ['*'] } });
+        await api.post(`/api/webhooks/${created.id}/test`, { token });
+        const [first] = await eventually(async () => {
+          const rows = await deliveries(created.id);
+          return rows.length >= 1 ? rows.slice(-1) : undefined;
+        });
+        expect(first).toMatchObject({ attempt: 1, outcome: 'retrying', status_code: 302 });
+        expect(first.response_excerpt).toBe('x'.repeat(200));
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
+
+    it("counts deliveries by outcome and reports the oldest undelivered event's age", async () => {
+      const metrics = app.service.app.get(Metrics);
+      const count = async (outcome: string) =>
+        (await metrics.registry.getSingleMetric('webhook_deliveries_total')!.get()).values
+          .filter((value) => value.labels.outcome === outcome)
+          .reduce((sum, value) => sum + value.value, 0);
+      const age = async () =>
+        (await metrics.registry.getSingleMetric('webhook_oldest_undelivered_event_age_seconds')!.get())
+          .values[0].value;
+      const before = { delivered: await count('delivered'), retrying: await count('retrying') };
+      const target = await receiver((n) => (n === 0 ? 500 : 200));
+      const created = (await create({ url: target.url, types: ['*'] })).body.data;
+      // A second webhook whose receiver hangs keeps an event undelivered while the age is read.
+      const stuck = await receiver(() => 'hang');
+      const slow = (await create({ url: stuck.url, types: ['*'] })).body.data;
+      await api.post(`/api/webhooks/${slow.id}/test`, { token });
+      await stuck.waitFor((got) => got.length === 1);
+      expect(await age()).toBeGreaterThan(0);
+      await api.post(`/api/webhooks/${created.id}/test`, { token });
+      await target.waitFor((got) => got.length === 2);
+      await eventually(async () => ((await count('delivered')) > before.delivered ? true : undefined));
+      expect(await count('retrying')).toBeGreaterThan(before.retrying);
+    });
+
+    it('prunes delivery attempts older than EVENT_RETENTION_DAYS', async () => {
+      const { id } = (await create({ url: 'http://127.0.0.1:9/a', types: ['*'] })).body.data;
+      await app.dataSource.query(
+        `INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, attempt, at, outcome, duration_ms)
+         VALUES ($1, 'old', 'module.created', 1, now() - interval '31 days', 'delivered', 5),
+                ($1, 'new', 'module.created', 1, now() - interval '29 days', 'delivered', 5)`,
+        [id],
+      );
+      expect(app.config.eventRetentionDays).toBe(30);
+      expect(await app.service.app.get(WebhookDeliverer).prune()).toBe(1);
+      expect((await deliveries(id)).map((row) => row.event_id)).toEqual(['new']);
+    });
+
+    it('disables a webhook whose deliveries keep failing for the whole window, with an audit event', async () => {
+      const target = await receiver(() => 500);
+      const created = (await create({ url: target.url, types: ['*'] })).body.data;
+      // The failure streak began more than 3 days ago (scaled: about 26 s); one more failure disables it.
+      await app.dataSource.query(
+        `UPDATE webhooks SET failing_since = now() - interval '1 hour' WHERE id = $1`,
+        [created.id],
+      );
+      await api.post(`/api/webhooks/${created.id}/test`, { token });
+      const disabled = await eventually(async () => {
+        const res = await api.get(`/api/webhooks/${created.id}`, { token });
+        return res.body.data.enabled === false ? res.body.data : undefined;
+      });
+      expect(disabled.failing_since).not.toBeNull();
+      const [event] = (await api.get('/api/audit?action=webhook.disable', { token })).body.data.events;
+      expect(event).toMatchObject({
+        actor_id: null,
+        target_type: 'webhook',
+        target_ids: [created.id],
+        summary: { url: target.url, types: ['*'], enabled: false },
+      });
+    });
+  });
+});
+
+describe('Webhook URL rules in production mode', () => {
+  const { app, api } = useTestApp({
+    webhooks: { allowHttp: false, allowPrivate: false, timeoutMs: 1000, retryScale: 0.0001 },
+  });
+  let token: string;
+
+  beforeEach(async () => {
+    await app.reset();
+    token = tokenFor(await makeUser(app.dataSource, { admin: true }));
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  const create = (url: string) => api.post('/api/webhooks', { token, body: { url, types: ['*'] } });
+
+  it.each([
+    'http://93.184.216.34/hook',
+    'https://localhost/hook',
+    'https://127.0.0.1/hook',
+    'https://0.0.0.0/hook',
+    'https://10.0.0.5/hook',
+    'https://172.20.1.1/hook',
+    'https://192.168.0.10/hook',
+    'https://100.64.1.1/hook',
+    'https://169.254.169.254/latest/meta-data',
+    'https://[::1]/hook',
+    'https://[::ffff:127.0.0.1]/hook',
+    'https://[::ffff:a9fe:a9fe]/hook',
+    'https://[fd00::1]/hook',
+    'https://[fe80::1]/hook',
+    'https://224.0.0.1/hook',
+    'https://user:pass@93.184.216.34/hook',
+  ])('refuses %s with 400 Webhook URL is not allowed', async (url) => {
+    const res = await create(url);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ success: false, data: null, message: 'Webhook URL is not allowed' });
+  });
+
+  it('refuses a host name that resolves to a private address, on create and on update', async () => {
+    const resolver = app.service.app.get(HostResolver);
+    jest.spyOn(resolver, 'resolve').mockImplementation((host) =>
+      Promise.resolve(
+        host === 'intranet.example.edu'
+          ? [
+              { address: '93.184.216.34', family: 4 },
+              { address: '10.1.2.3', family: 4 },
+            ]
+          : [{ address: '93.184.216.34', family: 4 }],
+      ),
+    );
+    expect((await create('https://intranet.example.edu/hook')).body.message).toBe(
+      'Webhook URL is not allowed',
+    );
+    const ok = await create('https://public.example.edu/hook');
+    expect(ok.status).toBe(201);
+    const res = await api.put(`/api/webhooks/${ok.body.data.id}`, {
+      token,
+      body: { url: 'https://intranet.example.edu/hook' },
+    });
+    expect(res.body.message).toBe('Webhook URL is not allowed');
+    expect((await api.get(`/api/webhooks/${ok.body.data.id}`, { token })).body.data.url).toBe(
+      'https://public.example.edu/hook',
+    );
+  });
+
+  it('checks the address again at delivery: a host that resolved public at create and private now is not contacted', async () => {
+    const target = await startReceiver();
+    try {
+      const resolver = app.service.app.get(HostResolver);
+      const lookup = jest
+        .spyOn(resolver, 'resolve')
+        .mockResolvedValueOnce([{ address: '93.184.216.34', family: 4 }])
+        .mockResolvedValue([{ address: '127.0.0.1', family: 4 }]);
+      const created = await create(`https://rebind.example.edu:${target.port}/hook`);
+      expect(created.status).toBe(201);
+      await api.post(`/api/webhooks/${created.body.data.id}/test`, { token });
+      const rows = await eventually(async () => {
+        const found = (await api.get(`/api/webhooks/${created.body.data.id}/deliveries`, { token })).body.data
+          .deliveries;
+        return found.length > 0 ? (found as any[]) : undefined;
+      });
+      expect(rows.at(-1)).toMatchObject({
+        attempt: 1,
+        status_code: null,
+        error: 'Webhook URL is not allowed',
+      });
+      expect(rows.every((row) => row.error === 'Webhook URL is not allowed')).toBe(true);
+      expect(lookup).toHaveBeenCalledWith('rebind.example.edu');
+      expect(target.received).toHaveLength(0);
+    } finally {
+      await target.close();
+    }
+  });
+});
