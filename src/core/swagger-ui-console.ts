@@ -89,7 +89,13 @@ export const ADMIN_CONSOLE_SCRIPT = `(function () {
 
   function signOut(reason) {
     signedOutBecause = reason;
-    if (currentToken()) ui.authActions.logoutWithPersistOption([SCHEME, SSO]);
+    // Only the schemes that hold a token: Swagger UI's logout fails on a name the document does not define
+    // (the sso scheme exists only with OIDC_CLIENT_ID).
+    var authorized = ui.authSelectors.authorized();
+    var held = [SCHEME, SSO].filter(function (name) {
+      return authorized && authorized.get(name);
+    });
+    if (held.length > 0) ui.authActions.logoutWithPersistOption(held);
     else watch();
   }
 
