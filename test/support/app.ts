@@ -57,9 +57,12 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<
     dataSource,
     config,
     async reset() {
+      // In the order the service's own transactions take these tables (a delivery records its attempt in
+      // webhook_deliveries and webhooks before its audit event; a write touches its rows before the audit and
+      // change events), so a background delivery still running never deadlocks with the reset.
       await dataSource.query(
-        `TRUNCATE assignment_files, assignments, user_module_roles, modules, users, audit_events,
-         change_events, change_events_pruned, webhook_deliveries, webhooks CASCADE`,
+        `TRUNCATE webhook_deliveries, webhooks, assignment_files, assignments, user_module_roles, modules, users,
+         audit_events, change_events, change_events_pruned CASCADE`,
       );
       await service.app.get(LoginThrottle).reset();
     },
