@@ -616,13 +616,19 @@ describe('POST /api/modules/rollover', () => {
      * Every statement the service sends on a query runner (transactions, repository calls) during `work`;
      * `ROLLOVER_TIMES=1` prints each one's time.
      */
-    async function statementsDuring<T>(work: () => Promise<T>): Promise<[T, string[]]> {
+    /**
+     * The statements the service sends during `work`, one list per query runner (a transaction, a repository
+     * call); `ROLLOVER_TIMES=1` prints each one's time.
+     */
+    async function statementsDuring<T>(work: () => Promise<T>): Promise<[T, string[][]]> {
       const dataSource = app.dataSource;
       const original = dataSource.createQueryRunner.bind(dataSource);
-      const statements: string[] = [];
+      const runners: string[][] = [];
       dataSource.createQueryRunner = (mode?: 'master' | 'slave') => {
         const runner = original(mode);
         const query = runner.query.bind(runner);
+        const statements: string[] = [];
+        runners.push(statements);
         runner.query = (async (sql: string, ...rest: unknown[]) => {
           const started = performance.now();
           statements.push(sql.replace(/\s+/g, ' ').trim());
@@ -636,26 +642,27 @@ describe('POST /api/modules/rollover', () => {
         return runner;
       };
       try {
-        return [await work(), statements];
+        return [await work(), runners];
       } finally {
         dataSource.createQueryRunner = original;
       }
     }
 
-    /** The statements of one rollover, as their first words; the guard's (cached) user check left out. */
-    async function rolloverStatements(body: unknown, dryRun = false) {
-      const [res, statements] = await statementsDuring(() => rollover(body, { dryRun }));
-      const ownStatements = statements
-        .filter((sql) => !sql.startsWith('SELECT admin, floor'))
-        .map((sql) => sql.split(/ (FROM|SELECT|WHERE|VALUES|\()/)[0]);
-      // The rollover's transaction ends at its COMMIT; the webhook dispatcher, woken by the commit's change events,
-      // may start a transaction of its own before the answer arrives.
-      ownStatements.splice(ownStatements.indexOf('COMMIT') + 1);
-      return { res, statements: ownStatements };
-    }
-
     /** Long-running work: its transaction runs under the long statement bound (Transactions.runLong). */
     const LONG_BOUND = "SELECT set_config('statement_timeout', $1, true)";
+
+    /**
+     * The statements of the rollover's own transaction (the one under the long bound), as their first words.
+     * Other runners of the same moment are left out: the guard's user check, and the webhook dispatcher, which
+     * commits of earlier tests can wake at any time.
+     */
+    async function rolloverStatements(body: unknown, dryRun = false) {
+      const [res, runners] = await statementsDuring(() => rollover(body, { dryRun }));
+      const own = runners.filter((statements) => statements.includes(LONG_BOUND));
+      expect(own).toHaveLength(1);
+      return { res, statements: own[0].map((sql) => sql.split(/ (FROM|SELECT|WHERE|VALUES|\()/)[0]) };
+    }
+
     const APPLIED = [
       'START TRANSACTION',
       LONG_BOUND,
