@@ -124,7 +124,13 @@ function fuzzOperation(op: DocOperation) {
         const headers: Record<string, string> = hasBody ? { ...body.headers } : {};
         if (caller === 'admin' || caller === 'lecturer') headers.authorization = `Bearer ${current[caller]}`;
         if (caller === 'garbage') headers.authorization = 'Bearer not.a.token';
-        const url = pathname + query;
+        // A valid positive `wait` holds GET /api/events for up to 30 s when no event comes (a long-poll): the fuzz
+        // sends it as 0, so a run tries many inputs instead of waiting; malformed values are sent as generated.
+        const url =
+          pathname +
+          (op.path === '/api/events'
+            ? query.replace(/([?&]wait=)0*[1-9]\d*(?=&|$)/g, (_, name: string) => `${name}0`)
+            : query);
         const what = `${op.method} ${url} as ${caller} with ${hasBody ? body.description : 'no body'}`;
         sent.push(what);
 
