@@ -589,12 +589,15 @@ describe('a database outage under load', () => {
       },
       DEFAULT_BOUNDS,
     );
-    // Each kind of request met the frozen database and answered its 500 (readiness its 503) in time.
+    // Readiness, the reads and the writes met the frozen database and answered their 503 / 500 in time (the
+    // phase's bounds). Which kinds of read or write the 8 clients happen to send in the 12 s is left to chance,
+    // so each group, not each kind, must have met it.
     const frozen = [...samples, ...probes].filter(
       (sample) => sample.endedAt >= marks.downAt && sample.startedAt < marks.restoringAt,
     );
     const failedOps = new Set(frozen.filter((sample) => !isSuccess(sample)).map((sample) => sample.op));
-    expect([...failedOps].sort()).toEqual(expect.arrayContaining(['list', 'me', 'read', 'ready']));
+    expect(failedOps.has('ready')).toBe(true);
+    expect(['list', 'me', 'read'].filter((op) => failedOps.has(op))).not.toEqual([]);
     const writes = ['create', 'update', 'assign', 'unassign', 'bulk', 'avatar'];
     expect(writes.filter((op) => failedOps.has(op))).not.toEqual([]);
     const slowest = (ops: string[]) =>
