@@ -1,13 +1,17 @@
 /**
  * The import rules between the folders of src/ (run by `npm run lint`). The allowed direction is
  *
- *   auth → users → core        course-modules → users → core        health → core
+ *   auth → users        course-modules → users        webhooks → events        health → redis, database
  *
- * and every feature may use database/, storage/ and config/, and write to audit/ and events/ (which import no
- * feature); core/ uses config/ only. No other edge between
- * folders is allowed, so the folders form a graph without cycles.
+ * and every feature may use the shared infrastructure below it: database/, storage/, redis/, csv/, openapi/,
+ * observability/, core/ and config/, and write to audit/ and events/ (which import no feature). Among the
+ * infrastructure: csv/ → openapi/ → core/ → config/, observability/ → config/, and database/, storage/ and
+ * redis/ use core/ and config/ only. No other edge between folders is allowed, so the folders form a graph
+ * without cycles (docs/architecture.md draws it).
  */
 const FEATURES = 'auth|users|course-modules|health|webhooks';
+/** Shared infrastructure that knows no feature. */
+const INFRASTRUCTURE = 'database|storage|redis|csv|openapi|observability|audit|events';
 
 /** A rule forbidding imports from one src/ folder into others. */
 const forbid = (name, from, to, comment) => ({
@@ -28,28 +32,58 @@ module.exports = {
       to: { circular: true },
     },
     forbid(
-      'core-imports-no-feature',
+      'core-is-the-request-pipeline',
       'core',
-      `${FEATURES}|database|storage`,
-      'core/ is shared by every feature and knows none.',
+      `${FEATURES}|${INFRASTRUCTURE}`,
+      'core/ is the request pipeline every route runs through; it uses config/ only.',
     ),
     forbid(
       'config-imports-nothing',
       'config',
-      `${FEATURES}|core|database|storage`,
+      `${FEATURES}|${INFRASTRUCTURE}|core`,
       'config/ is read by everything else.',
+    ),
+    forbid(
+      'openapi-uses-core-only',
+      'openapi',
+      `${FEATURES}|database|storage|redis|csv|observability|audit|events`,
+      'openapi/ builds the document and the console from the decorators; features use it, it knows none.',
+    ),
+    forbid(
+      'csv-uses-core-and-openapi-only',
+      'csv',
+      `${FEATURES}|database|storage|redis|observability|audit|events`,
+      'csv/ reads and writes CSV for any feature; it knows none.',
+    ),
+    forbid(
+      'observability-uses-config-only',
+      'observability',
+      `${FEATURES}|database|storage|redis|csv|openapi|audit|events|core`,
+      'observability/ (logs and metrics) is used by everything and uses config/ only.',
+    ),
+    forbid(
+      'redis-uses-config-only',
+      'redis',
+      `${FEATURES}|database|storage|csv|openapi|observability|audit|events|core`,
+      'redis/ is a connection provider; it knows no feature.',
     ),
     forbid(
       'database-imports-no-feature',
       'database',
-      `${FEATURES}|storage`,
+      `${FEATURES}|storage|redis|csv|openapi|observability|audit|events`,
       'database/ holds shared SQL pieces and the transaction helper only.',
     ),
     forbid(
       'storage-imports-no-feature',
       'storage',
-      `${FEATURES}|database`,
+      `${FEATURES}|database|redis|csv|openapi|observability|audit|events`,
       'storage/ is a feature-neutral file store.',
+    ),
+    forbid(
+      'audit-imports-no-feature',
+      'audit',
+      `${FEATURES}|storage|redis|csv|events`,
+      'audit/ is the trail every feature writes to; it knows none of them.',
     ),
     forbid(
       'users-imports-no-other-feature',
@@ -79,7 +113,7 @@ module.exports = {
     forbid(
       'events-imports-no-feature',
       'events',
-      'auth|users|course-modules|health|audit',
+      `${FEATURES}|audit|storage|redis|csv`,
       'events/ is the outbox every feature writes to; it knows none of them.',
     ),
     forbid(

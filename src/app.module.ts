@@ -11,7 +11,7 @@ import { EventsModule } from './events/events.module.js';
 import { interactiveTimeouts } from './database/database.js';
 import { CourseModulesModule } from './course-modules/course-modules.module.js';
 import { HealthModule } from './health/health.module.js';
-import { MetricsModule } from './core/metrics.js';
+import { MetricsModule } from './observability/metrics.js';
 import { RedisModule } from './redis/redis.module.js';
 import { StorageModule } from './storage/storage.module.js';
 import { UsersModule } from './users/users.module.js';

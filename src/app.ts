@@ -11,12 +11,13 @@ import { resolveJwtSecret } from './config/jwt-secret.js';
 import { boundJsonBodies } from './core/body-shape.js';
 import { drainEarlyAnswers } from './core/early-answers.js';
 import { answerRequestTimeouts, requestTimeoutOptions } from './core/request-timeout.js';
-import { registerCsvBodyParser } from './core/csv/csv-upload.js';
+import { registerCsvBodyParser } from './csv/csv-upload.js';
 import { answerFrameworkError } from './core/framework-errors.js';
-import { createRootLogger, NestPinoLogger } from './core/logger.js';
+import { createRootLogger, NestPinoLogger } from './observability/logger.js';
 import { Draining } from './core/draining.js';
-import { Metrics } from './core/metrics.js';
-import { docsSignIn, setupOpenApi } from './core/openapi.setup.js';
+import { Metrics } from './observability/metrics.js';
+import { docsRouteHeaders } from './openapi/docs-headers.js';
+import { docsSignIn, setupOpenApi } from './openapi/setup.js';
 import { registerSecurityHeaders } from './core/security-headers.js';
 import { longTimeouts, provideDatabase, runMigrations } from './database/database.js';
 
@@ -103,7 +104,7 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   app.get(Metrics).instrument(fastify);
   app.setGlobalPrefix('api');
   // Before any route exists, so that every route (docs included) gets its headers.
-  registerSecurityHeaders(app, docsSignIn(config));
+  registerSecurityHeaders(app, docsRouteHeaders(docsSignIn(config)));
   if (config.swaggerEnabled) setupOpenApi(app, docsSignIn(config));
   if (config.corsOrigins.length > 0) {
     app.enableCors({ origin: config.corsOrigins.includes('*') ? true : config.corsOrigins });

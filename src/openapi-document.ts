@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
 import { loadConfig } from './config/app-config.js';
-import { buildOpenApiDocument } from './core/openapi.setup.js';
+import { buildOpenApiDocument } from './openapi/setup.js';
 
 /**
  * Writes the OpenAPI document the service serves at /api/docs-json, without a database: Nest's preview mode

@@ -1,4 +1,4 @@
-import { Metrics, MetricsServer } from '../src/core/metrics.js';
+import { Metrics, MetricsServer } from '../src/observability/metrics.js';
 import { useTestApp } from './support/app.js';
 import { makeUser } from './support/factories.js';
 

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type DataSource } from 'typeorm';
-import { Metrics } from '../src/core/metrics.js';
+import { Metrics } from '../src/observability/metrics.js';
 import { CHANGE_EVENTS_CHANNEL } from '../src/events/change-events.repository.js';
 import { startTestApp, TEST_JWT_SECRET, type TestApp, testDatabaseUrl } from './support/app.js';
 import { makeUser, tokenFor } from './support/factories.js';

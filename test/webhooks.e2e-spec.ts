@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
-import { Metrics } from '../src/core/metrics.js';
+import { Metrics } from '../src/observability/metrics.js';
 import { WebhookDeliverer } from '../src/webhooks/webhook-deliverer.js';
 import { HostResolver } from '../src/webhooks/webhook-url.js';
 import { useTestApp } from './support/app.js';

@@ -1,7 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, ResponseMessage } from '../core/decorators.js';
-import { ApiErrors, ApiOk, ApiPagingQuery, pagedSchema, schema } from '../core/openapi.js';
+import { ApiErrors, ApiOk, ApiPagingQuery, pagedSchema, schema } from '../openapi/openapi.js';
 import { INVALID_SORT_MESSAGE, type Query as QueryParams } from '../core/query.js';
 import { AUDIT_ACTIONS, INVALID_AUDIT_ACTION_MESSAGE } from './audit-actions.js';
 import { type AuditPage, AuditService } from './audit.service.js';

@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Post, Put, UseGuards } from '@nestjs/c
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
-import { ApiAuthenticated, ApiErrors, ApiOk } from '../core/openapi.js';
+import { ApiAuthenticated, ApiErrors, ApiOk } from '../openapi/openapi.js';
 import { UserSummarySchema } from '../users/user.schemas.js';
 import { SessionSchema, SignInOptionsSchema } from './auth.schemas.js';
 import { CurrentUser, type AuthUser, Public, ResponseMessage } from '../core/decorators.js';

@@ -1,6 +1,6 @@
-/** The Session resource as a response schema (see core/openapi.ts). */
-import { timestamp } from '../core/openapi.common.js';
-import { schema } from '../core/openapi.js';
+/** The Session resource as a response schema (see openapi/openapi.ts). */
+import { timestamp } from '../openapi/common.js';
+import { schema } from '../openapi/openapi.js';
 import { UserSummarySchema } from '../users/user.schemas.js';
 
 export const SessionSchema = schema('Session', {

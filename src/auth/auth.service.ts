@@ -15,7 +15,7 @@ import {
   WrongCurrentPassword,
 } from './auth.errors.js';
 import { IdpTokens } from './idp-tokens.js';
-import { Metrics } from '../core/metrics.js';
+import { Metrics } from '../observability/metrics.js';
 import { type ChangePasswordDto } from './dto/change-password.dto.js';
 import { type LoginDto } from './dto/login.dto.js';
 import { LoginThrottle } from './login-throttle.js';

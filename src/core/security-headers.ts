@@ -1,7 +1,6 @@
 import { type IncomingMessage, type ServerResponse } from 'node:http';
 import { type NestFastifyApplication } from '@nestjs/platform-fastify';
 import helmet, { type HelmetOptions } from 'helmet';
-import { type DocsSignIn, DOCS_PATH, OAUTH2_REDIRECT_PATH } from './openapi.setup.js';
 
 /**
  * The API only ever answers JSON or image bytes, so its pages may load nothing, be framed by nobody and submit
@@ -18,36 +17,10 @@ export const API_CSP = {
   },
 };
 
-/**
- * Swagger UI (`/api/docs`, its assets and init script) is a same-origin single-page app: its scripts, stylesheet
- * and init script come from `/api/docs/` (no inline script or style, no eval), its stylesheet draws icons with
- * `data:` SVGs, an image response of "Try it out" (an avatar) is shown from a `blob:` URL, and "Try it out"
- * calls the API on the same origin. React sets inline styles through the CSSOM, which CSP does not restrict.
- */
-export const DOCS_CSP = {
-  useDefaults: false,
-  directives: {
-    defaultSrc: ["'self'"],
-    scriptSrc: ["'self'"],
-    styleSrc: ["'self'"],
-    imgSrc: ["'self'", 'data:', 'blob:'],
-    connectSrc: ["'self'"],
-    objectSrc: ["'none'"],
-    baseUri: ["'self'"],
-    formAction: ["'self'"],
-    frameAncestors: ["'none'"],
-  },
-};
-
-const COMMON: HelmetOptions = {
+export const COMMON_HELMET_OPTIONS: HelmetOptions = {
   frameguard: { action: 'deny' },
   referrerPolicy: { policy: 'no-referrer' },
 };
-
-/** Swagger UI's page and static assets (not the JSON document, which is plain data and keeps the API policy). */
-export function isDocsUiRoute(url: string): boolean {
-  return url === DOCS_PATH || url.startsWith(`${DOCS_PATH}/`);
-}
 
 /**
  * The headers helmet sets for these options. None of the options depends on the request (no nonces), so helmet
@@ -72,58 +45,29 @@ export function helmetHeaders(options: HelmetOptions): Readonly<Record<string, s
   return Object.freeze(headers);
 }
 
-export const API_HEADERS = helmetHeaders({ ...COMMON, contentSecurityPolicy: API_CSP });
-export const DOCS_HEADERS = helmetHeaders({ ...COMMON, contentSecurityPolicy: DOCS_CSP });
+export const API_HEADERS = helmetHeaders({ ...COMMON_HELMET_OPTIONS, contentSecurityPolicy: API_CSP });
+
+/** Headers for the routes whose policy differs from the API's (the docs UI): undefined keeps the API's. */
+export type RouteHeaders = (route: string) => Readonly<Record<string, string>> | undefined;
 
 /**
- * The docs headers when the console signs in through the identity provider (docs/sso.md), relaxed for the
- * IdP's origin only: the page fetches the IdP's discovery document and redeems the code at its token endpoint
- * (`connect-src`), and opens the IdP's sign-in page in a popup that must still reach back to it
- * (`Cross-Origin-Opener-Policy: same-origin-allow-popups`). The redirect page the popup ends on has no COOP, or
- * the browser would cut it off from the page that opened it.
+ * Sends helmet's headers with the strict policy on every answer (unknown routes and errors included) and, on the
+ * routes `overrides` names (the docs UI, openapi/docs-headers.ts), theirs. Call before any route is added (before
+ * the docs are set up and before `init`/`listen`). `@fastify/helmet` would build a helmet instance on every
+ * request; the headers depend on the route alone, so they are computed once per route (docs/decisions.md).
  */
-export function docsHeaders(signIn: DocsSignIn | undefined): {
-  page: Readonly<Record<string, string>>;
-  redirect: Readonly<Record<string, string>>;
-} {
-  if (!signIn?.sso) return { page: DOCS_HEADERS, redirect: DOCS_HEADERS };
-  const idpOrigin = new URL(signIn.sso.issuer).origin;
-  const csp = {
-    ...DOCS_CSP,
-    directives: { ...DOCS_CSP.directives, connectSrc: ["'self'", idpOrigin] },
-  };
-  return {
-    page: helmetHeaders({
-      ...COMMON,
-      contentSecurityPolicy: csp,
-      crossOriginOpenerPolicy: { policy: 'same-origin-allow-popups' },
-    }),
-    redirect: helmetHeaders({ ...COMMON, contentSecurityPolicy: csp, crossOriginOpenerPolicy: false }),
-  };
-}
-
-/**
- * Sends helmet's headers with the strict policy on every answer (unknown routes and errors included) and the
- * relaxed one on the docs UI routes only. Call before any route is added (before the docs are set up and before
- * `init`/`listen`). `@fastify/helmet` would build a helmet instance on every request; the headers depend on the
- * route alone, so they are computed once (docs/decisions.md).
- */
-export function registerSecurityHeaders(app: NestFastifyApplication, signIn?: DocsSignIn): void {
-  const docs = docsHeaders(signIn);
+export function registerSecurityHeaders(app: NestFastifyApplication, overrides?: RouteHeaders): void {
   const fastify = app.getHttpAdapter().getInstance();
-  const docsRoutes = new Set<string>();
-  fastify.addHook('onRoute', (route) => {
-    if (isDocsUiRoute(route.url)) docsRoutes.add(route.url);
-  });
+  const byRoute = new Map<string, Readonly<Record<string, string>>>();
+  if (overrides) {
+    fastify.addHook('onRoute', (route) => {
+      const headers = overrides(route.url);
+      if (headers) byRoute.set(route.url, headers);
+    });
+  }
   fastify.addHook('onRequest', (request, reply, done) => {
     const route = request.routeOptions.url;
-    const headers =
-      route === undefined || !docsRoutes.has(route)
-        ? API_HEADERS
-        : route === OAUTH2_REDIRECT_PATH
-          ? docs.redirect
-          : docs.page;
-    void reply.headers(headers);
+    void reply.headers((route !== undefined && byRoute.get(route)) || API_HEADERS);
     done();
   });
 }

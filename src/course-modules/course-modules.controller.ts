@@ -11,7 +11,7 @@ import {
 } from '../core/decorators.js';
 import { INTERNAL_ERROR_MESSAGE, PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
 import { type JsonText } from '../core/json-text.js';
-import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../core/openapi.js';
+import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../openapi/openapi.js';
 import {
   BulkDeleteResultSchema,
   ModuleListSchema,

@@ -1,6 +1,6 @@
-/** The Module resources and the results of the Modules API as response schemas (see core/openapi.ts). */
-import { id, timestamp } from '../core/openapi.common.js';
-import { pagedSchema, schema } from '../core/openapi.js';
+/** The Module resources and the results of the Modules API as response schemas (see openapi/openapi.ts). */
+import { id, timestamp } from '../openapi/common.js';
+import { pagedSchema, schema } from '../openapi/openapi.js';
 import { UserSummarySchema, userSummaryProperties, userSummaryRequired } from '../users/user.schemas.js';
 import { MODULE_ROLES } from './module-role.js';
 

@@ -4,7 +4,7 @@ import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { type AuthUser, CurrentUser, ResponseMessage } from '../core/decorators.js';
 import { PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
-import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery, type Schema } from '../core/openapi.js';
+import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery, type Schema } from '../openapi/openapi.js';
 import {
   AssignedCountSchema,
   EnrolledCountSchema,

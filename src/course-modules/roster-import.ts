@@ -1,4 +1,4 @@
-import { type CsvRow } from '../core/csv/csv-reader.js';
+import { type CsvRow } from '../csv/csv-reader.js';
 import { PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
 import { type ModuleViewer } from './module-access.js';
 import { INVALID_ROLE_MESSAGE, ModuleRole, parseModuleRole } from './module-role.js';

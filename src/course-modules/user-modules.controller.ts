@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, ResponseMessage } from '../core/decorators.js';
-import { ApiErrors, ApiOk } from '../core/openapi.js';
+import { ApiErrors, ApiOk } from '../openapi/openapi.js';
 import { UserId } from '../users/user-id.param.js';
 import { CourseModulesService } from './course-modules.service.js';
 import { type ModuleWithRole } from './module.mapper.js';

@@ -2,7 +2,7 @@ import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, ResponseMessage } from '../core/decorators.js';
 import { type JsonText } from '../core/json-text.js';
-import { ApiErrors, ApiOk, schema } from '../core/openapi.js';
+import { ApiErrors, ApiOk, schema } from '../openapi/openapi.js';
 import { type Query as QueryParams } from '../core/query.js';
 import { CHANGE_EVENT_TYPES, INVALID_EVENT_TYPE_MESSAGE } from './change-event-types.js';
 import { CURSOR_EXPIRED_MESSAGE, FEED_BUSY_MESSAGE, INVALID_CURSOR_MESSAGE } from './change-event.errors.js';

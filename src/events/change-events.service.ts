@@ -9,7 +9,7 @@ import { Counter, Gauge } from 'prom-client';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Draining } from '../core/draining.js';
-import { Metrics } from '../core/metrics.js';
+import { Metrics } from '../observability/metrics.js';
 import { JsonText } from '../core/json-text.js';
 import { type Query } from '../core/query.js';
 import { type Transaction } from '../database/transactions.js';

@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ApiOk } from '../core/openapi.js';
+import { ApiOk } from '../openapi/openapi.js';
 import { Public, ResponseMessage } from '../core/decorators.js';
 import { AppError } from '../core/errors.js';
 import { HealthService } from './health.service.js';

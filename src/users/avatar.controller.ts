@@ -5,7 +5,7 @@ import { RequestCtx } from '../audit/request-context.decorator.js';
 import { type FastifyReply, type FastifyRequest } from 'fastify';
 import { AdminOnly, ResponseMessage } from '../core/decorators.js';
 import { IdPipe } from '../core/id.pipe.js';
-import { ApiErrors, ApiOk } from '../core/openapi.js';
+import { ApiErrors, ApiOk } from '../openapi/openapi.js';
 import { UserSummarySchema } from './user.schemas.js';
 import { type ImageType } from './image-type.js';
 import { AvatarService } from './avatar.service.js';

@@ -6,9 +6,9 @@ import { toUserSummary } from './user.mapper.js';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { PasswordHasher } from './password-hasher.js';
-import { type CsvRow } from '../core/csv/csv-reader.js';
-import { ImportHasErrors } from '../core/csv/csv.errors.js';
-import { csvDownload } from '../core/csv/csv-writer.js';
+import { type CsvRow } from '../csv/csv-reader.js';
+import { ImportHasErrors } from '../csv/csv.errors.js';
+import { csvDownload } from '../csv/csv-writer.js';
 import { parseSort, type Query, QueryReader } from '../core/query.js';
 import {
   type PlannedUser,

@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { type CsvRow } from '../core/csv/csv-reader.js';
+import { type CsvRow } from '../csv/csv-reader.js';
 import { VALIDATOR_OPTIONS, validationMessages } from '../core/validation.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
 import { ADMIN_MESSAGE, PASSWORD_MIN } from './user-rules.js';

@@ -1,6 +1,6 @@
-/** The User resources as response schemas (see core/openapi.ts). */
-import { id, timestamp } from '../core/openapi.common.js';
-import { pagedSchema, schema } from '../core/openapi.js';
+/** The User resources as response schemas (see openapi/openapi.ts). */
+import { id, timestamp } from '../openapi/common.js';
+import { pagedSchema, schema } from '../openapi/openapi.js';
 
 export const userSummaryProperties = {
   id,

@@ -3,7 +3,7 @@ import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { AdminOnly, type AuthUser, CurrentUser, ResponseMessage } from '../core/decorators.js';
-import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../core/openapi.js';
+import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../openapi/openapi.js';
 import { type Query as QueryParams } from '../core/query.js';
 import { BulkCreateUsersDto } from './dto/bulk-create-users.dto.js';
 import { CreateUserDto } from './dto/create-user.dto.js';

@@ -1,7 +1,7 @@
 import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
-import { CsvUploadOnlyMiddleware } from '../core/csv/csv-upload.js';
+import { CsvUploadOnlyMiddleware } from '../csv/csv-upload.js';
 import { Transactions } from '../database/transactions.js';
 import { EventsModule } from '../events/events.module.js';
 import { AvatarFiles } from './avatar-files.js';

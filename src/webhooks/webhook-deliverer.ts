@@ -8,7 +8,7 @@ import {
 import { AuditService } from '../audit/audit.service.js';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { Metrics } from '../core/metrics.js';
+import { Metrics } from '../observability/metrics.js';
 import { type Transaction, Transactions } from '../database/transactions.js';
 import { DeliveryQueue, type QueuedJob } from './delivery-queue.js';
 import { RetrySchedule } from './retry-schedule.js';

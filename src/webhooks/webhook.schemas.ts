@@ -1,6 +1,6 @@
-/** The webhook resources as response schemas (see core/openapi.ts). */
-import { id, timestamp } from '../core/openapi.common.js';
-import { pagedSchema, schema } from '../core/openapi.js';
+/** The webhook resources as response schemas (see openapi/openapi.ts). */
+import { id, timestamp } from '../openapi/common.js';
+import { pagedSchema, schema } from '../openapi/openapi.js';
 import { ALL_TYPES, SUBSCRIBABLE_TYPES, TEST_EVENT_TYPE } from './webhook-types.js';
 
 const webhookProperties = {

@@ -3,7 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { AdminOnly, ResponseMessage } from '../core/decorators.js';
-import { ApiErrors, ApiOk, ApiPagingQuery } from '../core/openapi.js';
+import { ApiErrors, ApiOk, ApiPagingQuery } from '../openapi/openapi.js';
 import { type Query as QueryParams } from '../core/query.js';
 import { CreateWebhookDto } from './dto/create-webhook.dto.js';
 import { UpdateWebhookDto } from './dto/update-webhook.dto.js';

@@ -7,7 +7,7 @@ import {
   type ResponseObject,
 } from '@nestjs/swagger';
 import { type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DOCS_JSON_PATH, DOCS_PATH } from '../../src/core/openapi.setup.js';
+import { DOCS_JSON_PATH, DOCS_PATH } from '../../src/openapi/setup.js';
 import { type ApiResponse, request, type RequestOptions } from './http.js';
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;

@@ -1,6 +1,6 @@
 import { ApiResponse } from '@nestjs/swagger';
-import { AppError, ValidationFailed } from '../errors.js';
-import { type Schema } from '../openapi.js';
+import { AppError, ValidationFailed } from '../core/errors.js';
+import { type Schema } from '../openapi/openapi.js';
 
 /** The largest import body: 5 MiB (docs/api.md §9). */
 export const CSV_MAX_BYTES = 5 * 1024 * 1024;

@@ -13,8 +13,8 @@ import {
 } from '@nestjs/swagger';
 import { type FastifyInstance, type FastifyReply } from 'fastify';
 import { type AppConfig } from '../config/app-config.js';
-import { FAILURE_MESSAGE, IS_ADMIN_ONLY, IS_PUBLIC } from './decorators.js';
-import { INTERNAL_ERROR_MESSAGE, PERMISSION_DENIED_MESSAGE } from './errors.js';
+import { FAILURE_MESSAGE, IS_ADMIN_ONLY, IS_PUBLIC } from '../core/decorators.js';
+import { INTERNAL_ERROR_MESSAGE, PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
 import { errorResponse, namedSchemas, UNAUTHENTICATED_MESSAGES } from './openapi.js';
 import { ADMIN_CONSOLE_CSS, ADMIN_CONSOLE_SCRIPT } from './swagger-ui-console.js';
 

@@ -26,7 +26,7 @@ import {
   type ReferenceObject,
   type SchemaObject,
 } from '@nestjs/swagger';
-import { PERMISSION_DENIED_MESSAGE } from './errors.js';
+import { PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
 
 export type Schema = SchemaObject | ReferenceObject;
 

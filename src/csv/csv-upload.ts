@@ -4,8 +4,8 @@ import { applyDecorators, Injectable, type NestMiddleware } from '@nestjs/common
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiBody, ApiConsumes, ApiQuery } from '@nestjs/swagger';
 import { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { AppError, ValidationFailed } from '../errors.js';
-import { type QueryReader } from '../query.js';
+import { AppError, ValidationFailed } from '../core/errors.js';
+import { type QueryReader } from '../core/query.js';
 import { type CsvRow, readCsv } from './csv-reader.js';
 import { CSV_MAX_BYTES, ImportFileTooLarge } from './csv.errors.js';
 
