@@ -5,6 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { pruneDaily, retentionCutoff } from '../database/retention.js';
 import { type Transaction } from '../database/transactions.js';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -13,8 +14,6 @@ import { type AuditEntry, type RequestContext } from './audit-actions.js';
 import { type AuditEventResponse, toAuditEventResponse } from './audit.mapper.js';
 import { readAuditListParams } from './audit-params.js';
 import { AuditRepository } from './audit.repository.js';
-
-const DAY_MS = 86_400_000;
 
 export interface AuditPage {
   events: AuditEventResponse[];
@@ -27,7 +26,7 @@ export interface AuditPage {
 @Injectable()
 export class AuditService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(AuditService.name);
-  private timer: NodeJS.Timeout | undefined;
+  private stopPruning: (() => void) | undefined;
 
   constructor(
     private readonly events: AuditRepository,
@@ -68,23 +67,15 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
   async prune(now = new Date()): Promise<number> {
     const days = this.config.auditRetentionDays;
     if (days === 0) return 0;
-    return this.events.pruneBefore(new Date(now.getTime() - days * DAY_MS));
+    return this.events.pruneBefore(retentionCutoff(now, days));
   }
 
   onApplicationBootstrap(): void {
     if (this.config.auditRetentionDays === 0) return;
-    const run = () =>
-      this.prune()
-        .then((pruned) => {
-          if (pruned > 0) this.logger.log(`Pruned ${pruned} audit events past the retention period`);
-        })
-        .catch((error: unknown) => this.logger.warn(`Could not prune audit events: ${String(error)}`));
-    void run();
-    // Unref'd: the daily prune never keeps the process alive on shutdown.
-    this.timer = setInterval(() => void run(), DAY_MS).unref();
+    this.stopPruning = pruneDaily(() => this.prune(), 'audit events', this.logger);
   }
 
   onApplicationShutdown(): void {
-    clearInterval(this.timer);
+    this.stopPruning?.();
   }
 }

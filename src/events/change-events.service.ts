@@ -12,6 +12,7 @@ import { Draining } from '../core/draining.js';
 import { Metrics } from '../observability/metrics.js';
 import { JsonText } from '../core/json-text.js';
 import { type Query } from '../core/query.js';
+import { pruneDaily, retentionCutoff } from '../database/retention.js';
 import { type Transaction } from '../database/transactions.js';
 import { type NewChangeEvent } from './change-event-types.js';
 import { CursorExpired, FeedBusy } from './change-event.errors.js';
@@ -21,7 +22,6 @@ import { type FeedPageJson, ChangeEventsRepository } from './change-events.repos
 import { comparePositions, encodeCursor, FEED_START } from './feed-cursor.js';
 import { type FeedParams, readFeedParams } from './feed-params.js';
 
-const DAY_MS = 86_400_000;
 /**
  * When a committed event waits behind an older transaction still running (docs/events.md), no notification
  * announces the moment that transaction ends if it wrote no event; the feed re-reads on this backoff instead.
@@ -43,7 +43,7 @@ export interface FeedAnswer {
 @Injectable()
 export class ChangeEventsService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(ChangeEventsService.name);
-  private timer: NodeJS.Timeout | undefined;
+  private stopPruning: (() => void) | undefined;
   /** Requests of this replica holding a long-poll slot now. */
   private holding = 0;
 
@@ -161,23 +161,15 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
   async prune(now = new Date()): Promise<number> {
     const days = this.config.eventRetentionDays;
     if (days === 0) return 0;
-    return this.events.pruneBefore(new Date(now.getTime() - days * DAY_MS));
+    return this.events.pruneBefore(retentionCutoff(now, days));
   }
 
   onApplicationBootstrap(): void {
     if (this.config.eventRetentionDays === 0) return;
-    const run = () =>
-      this.prune()
-        .then((pruned) => {
-          if (pruned > 0) this.logger.log(`Pruned ${pruned} change events past the retention period`);
-        })
-        .catch((error: unknown) => this.logger.warn(`Could not prune change events: ${String(error)}`));
-    void run();
-    // Unref'd: the daily prune never keeps the process alive on shutdown.
-    this.timer = setInterval(() => void run(), DAY_MS).unref();
+    this.stopPruning = pruneDaily(() => this.prune(), 'change events', this.logger);
   }
 
   onApplicationShutdown(): void {
-    clearInterval(this.timer);
+    this.stopPruning?.();
   }
 }
