@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type Readable } from 'node:stream';
 import { type EntityManager, type FindOptionsWhere, Repository } from 'typeorm';
-import { type Paging, type SortKey } from '../core/query.js';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { exportBounds, streamRows } from '../database/query-stream.js';
@@ -18,26 +17,15 @@ import {
 } from '../database/sql.js';
 import { User } from './user.entity.js';
 import { type StoredIdentity } from './user-import.js';
-import { USER_COLUMNS } from './user-row.js';
+import { type UserListFilter } from './user-list-filter.js';
 import { type UserSummarySource } from './user.mapper.js';
 
-/** Sort fields of `GET /api/users`; usernames sort case-insensitively (emails are stored lower-case). */
-export const USER_LIST_SORT_FIELDS = {
-  username: 'lower(u.username)',
-  email: 'u.email',
-  created_at: 'u.created_at',
-  admin: 'u.admin',
-} as const;
-
-export interface UserListFilter {
-  /** Username or email contains this text. */
-  query?: string;
-  username?: string;
-  email?: string;
-  admin?: boolean;
-  sort: SortKey[];
-  paging: Paging;
-}
+/**
+ * The columns of a User summary, aliased to the entity's property names (`SELECT ${USER_SUMMARY_COLUMNS} FROM
+ * users u`), so a row is a `UserSummarySource` as it stands. Also the module personnel lists'.
+ */
+export const USER_SUMMARY_COLUMNS = `u.id, u.username, u.email, u.admin, u.avatar_key AS "avatarKey",
+         u.created_at AS "createdAt", u.updated_at AS "updatedAt"`;
 
 /** The list's filter conditions over `users u`, their values added to `params`. */
 function listConditions(params: SqlParams, filter: Omit<UserListFilter, 'sort' | 'paging'>): string[] {
@@ -120,7 +108,7 @@ export class UsersRepository {
       params,
       'FROM users u',
       whereClause(listConditions(params, filter)),
-      USER_COLUMNS,
+      USER_SUMMARY_COLUMNS,
       orderByClause(filter.sort, 'u.id'),
       filter.paging,
     );
@@ -168,7 +156,7 @@ export class UsersRepository {
   async insertUnlessTaken(user: NewUser, manager?: EntityManager): Promise<UserSummarySource | null> {
     const rows = await this.run(manager).query<UserSummarySource[]>(
       `INSERT INTO users AS u (username, email, password_hash, admin) VALUES ($1, $2, $3, $4)
-       ON CONFLICT DO NOTHING RETURNING ${USER_COLUMNS}`,
+       ON CONFLICT DO NOTHING RETURNING ${USER_SUMMARY_COLUMNS}`,
       [user.username, user.email, user.passwordHash, user.admin],
     );
     return rows[0] ?? null;
@@ -187,7 +175,7 @@ export class UsersRepository {
   async insert(user: NewUser, manager?: EntityManager): Promise<UserSummarySource> {
     const [row] = await this.run(manager).query<UserSummarySource[]>(
       `INSERT INTO users AS u (username, email, password_hash, admin) VALUES ($1, $2, $3, $4)
-       RETURNING ${USER_COLUMNS}`,
+       RETURNING ${USER_SUMMARY_COLUMNS}`,
       [user.username, user.email, user.passwordHash, user.admin],
     );
     return row;
@@ -198,7 +186,7 @@ export class UsersRepository {
     return this.run(manager).query<UserSummarySource[]>(
       `INSERT INTO users AS u (username, email, password_hash, admin)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[])
-       RETURNING ${USER_COLUMNS}`,
+       RETURNING ${USER_SUMMARY_COLUMNS}`,
       [
         users.map((user) => user.username),
         users.map((user) => user.email),
@@ -226,7 +214,7 @@ export class UsersRepository {
       .map(([key, value]) => `${CHANGE_COLUMNS[key as keyof UserChanges]} = ${params.add(value)}`);
     // UPDATE … RETURNING comes back from TypeORM as [rows, affected].
     const [rows] = await this.run(manager).query<[UserSummarySource[], number]>(
-      `UPDATE users u SET ${assignments.join(', ')} WHERE u.id = ${idParam} RETURNING ${USER_COLUMNS}`,
+      `UPDATE users u SET ${assignments.join(', ')} WHERE u.id = ${idParam} RETURNING ${USER_SUMMARY_COLUMNS}`,
       params.values,
     );
     return rows[0] ?? null;
@@ -255,7 +243,7 @@ export class UsersRepository {
       `UPDATE users u SET avatar_key = $2, avatar_content_type = $3, updated_at = $4
        FROM (SELECT id, avatar_key FROM users WHERE id = $1 FOR UPDATE) previous
        WHERE u.id = previous.id
-       RETURNING ${USER_COLUMNS}, previous.avatar_key AS previous`,
+       RETURNING ${USER_SUMMARY_COLUMNS}, previous.avatar_key AS previous`,
       [id, key, contentType, at],
     );
     return rows[0] ?? null;
