@@ -19,7 +19,7 @@ import { startEmbeddedPostgres } from '../../dist/src/database/embedded-postgres
 import { installCapture, recordStatements } from './capture.js';
 import { CONSTANTS, createRepositories, EXAMPLES, FIXTURE } from './examples.js';
 import { canonical, nameParameters, TX } from './names.js';
-import { classesOf, repositoryFiles } from './source.js';
+import { classesOf, repositoryFiles, unlistedSqlSenders } from './source.js';
 
 // Dates in cursor parameters are sent as local time: fixed, so the output does not depend on the machine.
 process.env.TZ = 'UTC';
@@ -248,6 +248,8 @@ async function main() {
       if (!methods.has(name))
         problems.push(`scripts/sql/examples.js: ${source.name}.${name} is no public method`);
   }
+  for (const file of unlistedSqlSenders(ROOT))
+    problems.push(`${file} sends SQL outside a repository (move it into one, or see scripts/sql/source.js)`);
   for (const name of Object.keys(EXAMPLES))
     if (!sources.some((source) => source.name === name))
       problems.push(`scripts/sql/examples.js: ${name} is no class of src/**/*.repository.ts`);

@@ -80,3 +80,31 @@ export function classesOf(root, file) {
   }
   return classes;
 }
+
+/**
+ * Files outside the repositories that send SQL themselves, and why they may: anything else that calls
+ * `query`, `createQueryBuilder` or `getRepository` stops the generator, since its SQL would be missing here.
+ */
+const SQL_OUTSIDE_REPOSITORIES = {
+  'src/database/':
+    'the shared database infrastructure: migrations, transactions, probes, prepared statements',
+  'src/events/change-event-notifications.ts': 'LISTEN on its own connection (docs/events.md)',
+  'src/cli.ts': 'an operator command, not a request path',
+  'src/seed-demo.ts': 'the demo data generator, not a request path',
+};
+
+/**
+ * The files under src/ (tests aside) that send SQL without being a repository or allowed above.
+ * @param {string} root
+ * @returns {string[]}
+ */
+export function unlistedSqlSenders(root) {
+  return readdirSync(path.join(root, 'src'), { recursive: true, encoding: 'utf8' })
+    .map((file) => path.posix.join('src', file.split(path.sep).join('/')))
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.spec.ts') && !file.endsWith('.repository.ts'))
+    .filter((file) => !Object.keys(SQL_OUTSIDE_REPOSITORIES).some((allowed) => file.startsWith(allowed)))
+    .filter((file) =>
+      /\.(query|createQueryBuilder|getRepository)\s*[<(]/.test(readFileSync(path.join(root, file), 'utf8')),
+    )
+    .sort();
+}
