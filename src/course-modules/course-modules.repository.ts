@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, Repository } from 'typeorm';
 import { preparedQuery } from '../database/prepared.js';
+import { returnedRow } from '../database/returning.js';
 import {
   containsPattern,
   isoTimestampText,
@@ -141,6 +142,18 @@ export interface DeletedModules {
 /** The unique constraint a create or replace violates when the code is taken for the year. */
 export const CODE_YEAR_CONSTRAINT = 'uq_modules_code_year';
 
+/** The Module's properties, as a QueryBuilder's `returning()` names them (MODULE_COLUMNS' order). */
+const MODULE_PROPERTIES = [
+  'id',
+  'code',
+  'year',
+  'description',
+  'credits',
+  'createdAt',
+  'updatedAt',
+] as const satisfies readonly (keyof ModuleSource)[];
+
+/** The same as `RETURNING` text, for the rollover's `INSERT … SELECT`. */
 const MODULE_RETURNING = `RETURNING id, code, year, description, credits,
             created_at AS "createdAt", updated_at AS "updatedAt"`;
 
@@ -151,6 +164,15 @@ export class CourseModulesRepository {
 
   private run(manager?: EntityManager): EntityManager {
     return manager ?? this.modules.manager;
+  }
+
+  /** A Module's source from the row of a `returning(MODULE_PROPERTIES)`. */
+  private source(row: Record<string, unknown>): ModuleSource {
+    return returnedRow<CourseModule, (typeof MODULE_PROPERTIES)[number]>(
+      this.modules.metadata,
+      MODULE_PROPERTIES,
+      row,
+    );
   }
 
   /**
@@ -201,21 +223,25 @@ export class CourseModulesRepository {
 
   /** Inserts a module; a taken code and year violates {@link CODE_YEAR_CONSTRAINT}. */
   async insert(values: ModuleValues, manager?: EntityManager): Promise<ModuleSource> {
-    const [row] = await this.run(manager).query<ModuleSource[]>(
-      `INSERT INTO modules (code, year, description, credits) VALUES ($1, $2, $3, $4)
-       ${MODULE_RETURNING}`,
-      [values.code, values.year, values.description, values.credits],
-    );
-    return row;
+    const result = await this.run(manager)
+      .createQueryBuilder()
+      .insert()
+      .into(CourseModule)
+      .values(values)
+      .returning([...MODULE_PROPERTIES])
+      .updateEntity(false)
+      .execute();
+    return this.source((result.raw as Record<string, unknown>[])[0]);
   }
 
   /** The module's values, locked until the caller's transaction ends; null when there is no such module. */
-  async lockValues(moduleId: string, manager: EntityManager): Promise<ModuleValues | null> {
-    const [row] = await manager.query<ModuleValues[]>(
-      `SELECT code, year, description, credits FROM modules WHERE id = $1 FOR UPDATE`,
-      [moduleId],
-    );
-    return row ?? null;
+  lockValues(moduleId: string, manager: EntityManager): Promise<ModuleValues | null> {
+    return manager.findOne(CourseModule, {
+      select: { code: true, year: true, description: true, credits: true },
+      // A path id is an exact decimal string, compared with `bigint` exactly (the entity types it a number).
+      where: { id: moduleId as unknown as number },
+      lock: { mode: 'pessimistic_write' },
+    });
   }
 
   /** Replaces every field and bumps `updated_at`; null when there is no such module. */
@@ -224,14 +250,17 @@ export class CourseModulesRepository {
     values: ModuleValues,
     manager?: EntityManager,
   ): Promise<ModuleSource | null> {
-    // UPDATE … RETURNING comes back from TypeORM as [rows, affected].
-    const [rows] = await this.run(manager).query<[ModuleSource[], number]>(
-      `UPDATE modules SET code = $2, year = $3, description = $4, credits = $5, updated_at = now()
-       WHERE id = $1
-       ${MODULE_RETURNING}`,
-      [moduleId, values.code, values.year, values.description, values.credits],
-    );
-    return rows[0] ?? null;
+    // `updated_at` is the UpdateDateColumn: TypeORM sets it to CURRENT_TIMESTAMP (now()).
+    const result = await this.run(manager)
+      .createQueryBuilder()
+      .update(CourseModule)
+      .set(values)
+      .where({ id: moduleId })
+      .returning([...MODULE_PROPERTIES])
+      .updateEntity(false)
+      .execute();
+    const [row] = result.raw as Record<string, unknown>[];
+    return row === undefined ? null : this.source(row);
   }
 
   /**

@@ -5,6 +5,7 @@ import { type EntityManager, type FindOptionsWhere, Repository } from 'typeorm';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { exportBounds, streamRows } from '../database/query-stream.js';
+import { returnedRow } from '../database/returning.js';
 import {
   containsPattern,
   orderByClause,
@@ -26,6 +27,17 @@ import { type UserSummarySource } from './user.mapper.js';
  */
 export const USER_SUMMARY_COLUMNS = `u.id, u.username, u.email, u.admin, u.avatar_key AS "avatarKey",
          u.created_at AS "createdAt", u.updated_at AS "updatedAt"`;
+
+/** The same, as the properties a QueryBuilder's `returning()` names, in the same order. */
+const SUMMARY_PROPERTIES = [
+  'id',
+  'username',
+  'email',
+  'admin',
+  'avatarKey',
+  'createdAt',
+  'updatedAt',
+] as const satisfies readonly (keyof UserSummarySource)[];
 
 /** The list's filter conditions over `users u`, their values added to `params`. */
 function listConditions(params: SqlParams, filter: Omit<UserListFilter, 'sort' | 'paging'>): string[] {
@@ -60,15 +72,6 @@ export interface UserChanges {
   updatedAt: Date;
 }
 
-const CHANGE_COLUMNS: Record<keyof UserChanges, string> = {
-  username: 'username',
-  email: 'email',
-  admin: 'admin',
-  passwordHash: 'password_hash',
-  passwordChangedAt: 'password_changed_at',
-  updatedAt: 'updated_at',
-};
-
 /** What the per-request access check needs of a user. */
 export interface AccessRow {
   admin: boolean;
@@ -99,6 +102,15 @@ export class UsersRepository {
 
   private run(manager?: EntityManager): EntityManager {
     return manager ?? this.users.manager;
+  }
+
+  /** A User summary from the row of a `returning(SUMMARY_PROPERTIES)`. */
+  private summary(row: Record<string, unknown>): UserSummarySource {
+    return returnedRow<User, (typeof SUMMARY_PROPERTIES)[number]>(
+      this.users.metadata,
+      SUMMARY_PROPERTIES,
+      row,
+    );
   }
 
   /** One page of users and the number of all matches, in one statement. */
@@ -154,12 +166,17 @@ export class UsersRepository {
    * user included): the new user, or null when nothing was inserted.
    */
   async insertUnlessTaken(user: NewUser, manager?: EntityManager): Promise<UserSummarySource | null> {
-    const rows = await this.run(manager).query<UserSummarySource[]>(
-      `INSERT INTO users AS u (username, email, password_hash, admin) VALUES ($1, $2, $3, $4)
-       ON CONFLICT DO NOTHING RETURNING ${USER_SUMMARY_COLUMNS}`,
-      [user.username, user.email, user.passwordHash, user.admin],
-    );
-    return rows[0] ?? null;
+    const result = await this.run(manager)
+      .createQueryBuilder()
+      .insert()
+      .into(User)
+      .values(user)
+      .orIgnore()
+      .returning([...SUMMARY_PROPERTIES])
+      .updateEntity(false)
+      .execute();
+    const [row] = result.raw as Record<string, unknown>[];
+    return row === undefined ? null : this.summary(row);
   }
 
   exists(id: string | number): Promise<boolean> {
@@ -173,12 +190,15 @@ export class UsersRepository {
 
   /** Inserts one user and returns it; a unique violation names `uq_users_username_lower` or `…_email_lower`. */
   async insert(user: NewUser, manager?: EntityManager): Promise<UserSummarySource> {
-    const [row] = await this.run(manager).query<UserSummarySource[]>(
-      `INSERT INTO users AS u (username, email, password_hash, admin) VALUES ($1, $2, $3, $4)
-       RETURNING ${USER_SUMMARY_COLUMNS}`,
-      [user.username, user.email, user.passwordHash, user.admin],
-    );
-    return row;
+    const result = await this.run(manager)
+      .createQueryBuilder()
+      .insert()
+      .into(User)
+      .values(user)
+      .returning([...SUMMARY_PROPERTIES])
+      .updateEntity(false)
+      .execute();
+    return this.summary((result.raw as Record<string, unknown>[])[0]);
   }
 
   /** Inserts the batch in one statement (all or nothing); rows come back in no particular order. */
@@ -207,17 +227,17 @@ export class UsersRepository {
 
   /** Sets the given columns; the updated user, or null when there is none with this id. */
   async update(id: string, changes: UserChanges, manager?: EntityManager): Promise<UserSummarySource | null> {
-    const params = new SqlParams();
-    const idParam = params.add(id);
-    const assignments = Object.entries(changes)
-      .filter(([, value]) => value !== undefined)
-      .map(([key, value]) => `${CHANGE_COLUMNS[key as keyof UserChanges]} = ${params.add(value)}`);
-    // UPDATE … RETURNING comes back from TypeORM as [rows, affected].
-    const [rows] = await this.run(manager).query<[UserSummarySource[], number]>(
-      `UPDATE users u SET ${assignments.join(', ')} WHERE u.id = ${idParam} RETURNING ${USER_SUMMARY_COLUMNS}`,
-      params.values,
-    );
-    return rows[0] ?? null;
+    const values = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
+    const result = await this.run(manager)
+      .createQueryBuilder()
+      .update(User)
+      .set(values)
+      .where(byId(id))
+      .returning([...SUMMARY_PROPERTIES])
+      .updateEntity(false)
+      .execute();
+    const [row] = result.raw as Record<string, unknown>[];
+    return row === undefined ? null : this.summary(row);
   }
 
   /** Deletes the user (role assignments go with it, by foreign key); whether there was one. */
