@@ -24,11 +24,7 @@ import { type Query as QueryParams, QueryReader } from '../core/query.js';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { bulkDeleteMessage, type BulkDeleteResult } from './bulk-delete.js';
-import {
-  CourseModulesService,
-  type ModuleList,
-  PERSONNEL_FAILURE_MESSAGE,
-} from './course-modules.service.js';
+import { CourseModulesService, PERSONNEL_FAILURE_MESSAGE } from './course-modules.service.js';
 import { BulkDeleteDto } from './dto/bulk-delete.dto.js';
 import { ModuleBodyDto, type ModuleInput } from './dto/module-body.dto.js';
 import { ModuleBodyPipe } from './dto/module-body.pipe.js';
@@ -40,11 +36,15 @@ import {
   type RolloverInput,
 } from './dto/rollover-body.dto.js';
 import { RolloverBodyPipe } from './dto/rollover-body.pipe.js';
-import { readModuleListParams } from './list-params.js';
+import { MODULE_SORT_FIELDS, readModuleListParams } from './list-params.js';
 import { DUPLICATE_MODULE_MESSAGE, MODULE_NOT_FOUND_MESSAGE } from './module.errors.js';
-import { type ModuleResponse, type ModuleWithPersonnel, type MyModules } from './module.mapper.js';
+import {
+  type ModuleList,
+  type ModuleResponse,
+  type ModuleWithPersonnel,
+  type MyModules,
+} from './module.mapper.js';
 import { ModuleIdParam } from './module-id.param.js';
-import { MODULE_SORT_FIELDS } from './module-queries.js';
 import { type RolloverResult, SAME_YEAR_MESSAGE, TOO_MANY_MODULES_MESSAGE } from './rollover.js';
 import { RolloverService } from './rollover.service.js';
 import {

@@ -2,18 +2,127 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, Repository } from 'typeorm';
 import { preparedQuery } from '../database/prepared.js';
-import { type Page, type PageRow } from '../database/sql.js';
-import { CourseModule } from './course-module.entity.js';
+import { returnedRow } from '../database/returning.js';
 import {
-  MODULE_WITH_CALLER_ROLE_SQL,
-  type ModuleListFilter,
-  moduleListQuery,
-  MY_MODULES_JSON_SQL,
-  MY_MODULES_SQL,
-  type MyModulesJson,
-} from './module-queries.js';
-import { type ModuleSource } from './module.mapper.js';
+  containsPattern,
+  isoTimestampText,
+  orderByClause,
+  type Page,
+  pageWithTotal,
+  type PageRow,
+  SqlParams,
+  type SqlQuery,
+  whereClause,
+} from '../database/sql.js';
+import { CourseModule } from './course-module.entity.js';
+import { type ModuleListFilter } from './list-params.js';
+import { type ModuleSource, type MyModulesJson } from './module.mapper.js';
 import { type ModuleRole } from './module-role.js';
+
+/*
+ * The SQL of this repository, built from validated input only (sort expressions come from the whitelists of
+ * list-params.ts, values are parameters). Each paged list returns the page and the total in one statement
+ * (`pageWithTotal`). The read paths build the Module's JSON text in PostgreSQL and run as named prepared
+ * statements (docs/decisions.md); docs/sql/modules.md shows their plans, docs/sql/course-modules.repository.md
+ * every statement.
+ */
+
+/** The columns of a Module, aliased to the entity's property names, so a row is a `ModuleSource` as it stands. */
+const MODULE_COLUMNS = `m.id, m.code, m.year, m.description, m.credits,
+         m.created_at AS "createdAt", m.updated_at AS "updatedAt"`;
+
+/**
+ * The Module of `row` (a relation with MODULE_COLUMNS' names) as compact JSON text, byte for byte as
+ * `JSON.stringify(toModuleResponse(row))` writes it (its keys are MODULE_FIELDS', module.mapper.spec.ts). Lists
+ * compute it over their page only (outside the LIMIT), so a sort over many matches never builds text for rows
+ * it drops.
+ */
+export const moduleJson = (row: string) => `(SELECT row_to_json(x)::text FROM (
+    SELECT ${row}.id, ${row}.code, ${row}.year, ${row}.description, ${row}.credits,
+           ${isoTimestampText(`${row}."createdAt"`)} AS created_at, ${isoTimestampText(`${row}."updatedAt"`)} AS updated_at) x)`;
+
+/** What a list row carries of its page: the id (null when the page is empty) and the Module's JSON text. */
+const PAGE_JSON = `page.id, ${moduleJson('page')} AS json`;
+
+/**
+ * Non-admins: the page and the count of their own modules (a few rows each), with `pageWithTotal`. Admins:
+ * the page, an index walk, beside `module_stats`: the unfiltered total is its `total`; a filtered one is
+ * counted only when `version` differs from `knownVersion` (the count is an uncorrelated subquery, evaluated
+ * only when CASE needs it), and is null otherwise. Every admin row carries `version`. Each row carries the
+ * module's `id` and its JSON text (`json`).
+ */
+export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
+  const params = new SqlParams();
+  const conditions: string[] = [];
+  if (filter.memberId !== undefined) {
+    conditions.push(
+      `EXISTS (SELECT 1 FROM user_module_roles r WHERE r.user_id = ${params.add(filter.memberId)} AND r.module_id = m.id)`,
+    );
+  }
+  if (filter.query) {
+    const pattern = params.add(containsPattern(filter.query));
+    conditions.push(`(m.code ILIKE ${pattern} OR m.description ILIKE ${pattern})`);
+  }
+  if (filter.code) conditions.push(`m.code ILIKE ${params.add(containsPattern(filter.code))}`);
+  if (filter.year !== undefined) conditions.push(`m.year = ${params.add(filter.year)}`);
+  const where = whereClause(conditions);
+  const orderBy = orderByClause(filter.sort, 'm.id');
+  if (filter.memberId !== undefined) {
+    const sql = pageWithTotal(
+      params,
+      'FROM modules m',
+      where,
+      MODULE_COLUMNS,
+      orderBy,
+      filter.paging,
+      PAGE_JSON,
+    );
+    return { sql, params: params.values };
+  }
+  const total =
+    conditions.length === 0
+      ? 's.total'
+      : `CASE WHEN s.version = ${params.add(filter.knownVersion ?? -1)} THEN NULL
+              ELSE (SELECT count(*) FROM modules m ${where}) END`;
+  const sql = `SELECT s.version, ${total} AS total, ${PAGE_JSON}
+  FROM module_stats s
+  LEFT JOIN LATERAL (
+    SELECT ${MODULE_COLUMNS}
+    FROM modules m
+    ${where}
+    ORDER BY ${orderBy}
+    LIMIT ${params.add(filter.paging.perPage)} OFFSET ${params.add(filter.paging.offset)}
+  ) page ON true`;
+  return { sql, params: params.values };
+}
+
+/**
+ * `GET /api/modules/me`: the caller's modules as the JSON text of the four groups (comma-joined Modules, each
+ * group year descending, then code, then id), built by PostgreSQL in one row.
+ */
+const MY_MODULES_JSON_SQL = `SELECT
+    coalesce(string_agg(j, ',' ORDER BY year DESC, code, id) FILTER (WHERE role = 'Student'), '') AS as_student,
+    coalesce(string_agg(j, ',' ORDER BY year DESC, code, id) FILTER (WHERE role = 'Tutor'), '') AS as_tutor,
+    coalesce(string_agg(j, ',' ORDER BY year DESC, code, id) FILTER (WHERE role = 'Lecturer'), '') AS as_lecturer,
+    coalesce(string_agg(j, ',' ORDER BY year DESC, code, id) FILTER (WHERE role = 'AssistantLecturer'), '')
+      AS as_assistant_lecturer
+  FROM (SELECT r.role, mine.year, mine.code, mine.id, ${moduleJson('mine')} AS j
+        FROM user_module_roles r
+        JOIN LATERAL (SELECT ${MODULE_COLUMNS} FROM modules m WHERE m.id = r.module_id) mine ON true
+        WHERE r.user_id = $1) groups`;
+
+/** `GET /api/users/{id}/modules`: every module a user holds a role in, with the role, year descending. */
+const USER_MODULES_WITH_ROLE_SQL = `SELECT r.role, ${MODULE_COLUMNS}
+  FROM user_module_roles r
+  JOIN modules m ON m.id = r.module_id
+  WHERE r.user_id = $1
+  ORDER BY m.year DESC, m.code ASC, m.id ASC`;
+
+/** The module and the caller's role in it (null when none): existence and access in one read. */
+const MODULE_WITH_CALLER_ROLE_SQL = `SELECT ${MODULE_COLUMNS},
+         (SELECT r.role FROM user_module_roles r WHERE r.module_id = m.id AND r.user_id = $2) AS "callerRole"
+  FROM modules m
+  WHERE m.id = $1`;
 
 /** A module's stored values as written by create and replace. */
 export interface ModuleValues {
@@ -33,6 +142,18 @@ export interface DeletedModules {
 /** The unique constraint a create or replace violates when the code is taken for the year. */
 export const CODE_YEAR_CONSTRAINT = 'uq_modules_code_year';
 
+/** The Module's properties, as a QueryBuilder's `returning()` names them (MODULE_COLUMNS' order). */
+const MODULE_PROPERTIES = [
+  'id',
+  'code',
+  'year',
+  'description',
+  'credits',
+  'createdAt',
+  'updatedAt',
+] as const satisfies readonly (keyof ModuleSource)[];
+
+/** The same as `RETURNING` text, for the rollover's `INSERT … SELECT`. */
 const MODULE_RETURNING = `RETURNING id, code, year, description, credits,
             created_at AS "createdAt", updated_at AS "updatedAt"`;
 
@@ -43,6 +164,15 @@ export class CourseModulesRepository {
 
   private run(manager?: EntityManager): EntityManager {
     return manager ?? this.modules.manager;
+  }
+
+  /** A Module's source from the row of a `returning(MODULE_PROPERTIES)`. */
+  private source(row: Record<string, unknown>): ModuleSource {
+    return returnedRow<CourseModule, (typeof MODULE_PROPERTIES)[number]>(
+      this.modules.metadata,
+      MODULE_PROPERTIES,
+      row,
+    );
   }
 
   /**
@@ -75,7 +205,7 @@ export class CourseModulesRepository {
 
   /** Every module the user holds a role in, with the role: year descending, then code, then id. */
   ofMember(userId: number | string): Promise<(ModuleSource & { role: ModuleRole })[]> {
-    return preparedQuery(this.modules.manager.connection, MY_MODULES_SQL, [userId]);
+    return preparedQuery(this.modules.manager.connection, USER_MODULES_WITH_ROLE_SQL, [userId]);
   }
 
   /** The module and the caller's role in it (null when none), or null when there is no such module. */
@@ -93,21 +223,25 @@ export class CourseModulesRepository {
 
   /** Inserts a module; a taken code and year violates {@link CODE_YEAR_CONSTRAINT}. */
   async insert(values: ModuleValues, manager?: EntityManager): Promise<ModuleSource> {
-    const [row] = await this.run(manager).query<ModuleSource[]>(
-      `INSERT INTO modules (code, year, description, credits) VALUES ($1, $2, $3, $4)
-       ${MODULE_RETURNING}`,
-      [values.code, values.year, values.description, values.credits],
-    );
-    return row;
+    const result = await this.run(manager)
+      .createQueryBuilder()
+      .insert()
+      .into(CourseModule)
+      .values(values)
+      .returning([...MODULE_PROPERTIES])
+      .updateEntity(false)
+      .execute();
+    return this.source((result.raw as Record<string, unknown>[])[0]);
   }
 
   /** The module's values, locked until the caller's transaction ends; null when there is no such module. */
-  async lockValues(moduleId: string, manager: EntityManager): Promise<ModuleValues | null> {
-    const [row] = await manager.query<ModuleValues[]>(
-      `SELECT code, year, description, credits FROM modules WHERE id = $1 FOR UPDATE`,
-      [moduleId],
-    );
-    return row ?? null;
+  lockValues(moduleId: string, manager: EntityManager): Promise<ModuleValues | null> {
+    return manager.findOne(CourseModule, {
+      select: { code: true, year: true, description: true, credits: true },
+      // A path id is an exact decimal string, compared with `bigint` exactly (the entity types it a number).
+      where: { id: moduleId as unknown as number },
+      lock: { mode: 'pessimistic_write' },
+    });
   }
 
   /** Replaces every field and bumps `updated_at`; null when there is no such module. */
@@ -116,14 +250,17 @@ export class CourseModulesRepository {
     values: ModuleValues,
     manager?: EntityManager,
   ): Promise<ModuleSource | null> {
-    // UPDATE … RETURNING comes back from TypeORM as [rows, affected].
-    const [rows] = await this.run(manager).query<[ModuleSource[], number]>(
-      `UPDATE modules SET code = $2, year = $3, description = $4, credits = $5, updated_at = now()
-       WHERE id = $1
-       ${MODULE_RETURNING}`,
-      [moduleId, values.code, values.year, values.description, values.credits],
-    );
-    return rows[0] ?? null;
+    // `updated_at` is the UpdateDateColumn: TypeORM sets it to CURRENT_TIMESTAMP (now()).
+    const result = await this.run(manager)
+      .createQueryBuilder()
+      .update(CourseModule)
+      .set(values)
+      .where({ id: moduleId })
+      .returning([...MODULE_PROPERTIES])
+      .updateEntity(false)
+      .execute();
+    const [row] = result.raw as Record<string, unknown>[];
+    return row === undefined ? null : this.source(row);
   }
 
   /**

@@ -3,7 +3,7 @@ import { type RequestContext } from '../audit/audit-actions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { type AuthUser } from '../core/decorators.js';
 import { InternalFailure, PermissionDenied } from '../core/errors.js';
-import { JsonText } from '../core/json-text.js';
+import { type JsonText } from '../core/json-text.js';
 import { ChangeEventsService } from '../events/change-events.service.js';
 import { violatedUniqueConstraint } from '../database/sql.js';
 import { Transactions } from '../database/transactions.js';
@@ -18,25 +18,23 @@ import { type ModuleInput } from './dto/module-body.dto.js';
 import { canReadModule } from './module-access.js';
 import { DuplicateModule, ModuleNotFound } from './module.errors.js';
 import { ModuleFiles } from './module-files.js';
+import { type ModuleListFilter } from './list-params.js';
 import {
+  type ModuleList,
+  moduleListJson,
   type ModuleResponse,
   type ModuleWithPersonnel,
+  moduleWithPersonnelJson,
   type ModuleWithRole,
   type MyModules,
+  myModulesJson,
+  type PersonnelJson,
   toModuleResponse,
 } from './module.mapper.js';
-import { type ModuleListFilter, type PersonnelJson } from './module-queries.js';
 import { ModuleRolesRepository } from './module-roles.repository.js';
 import { ModuleTotals, totalsKey } from './module-totals.js';
 
 export const PERSONNEL_FAILURE_MESSAGE = 'Failed to retrieve assigned personnel';
-
-export interface ModuleList {
-  modules: ModuleResponse[];
-  page: number;
-  per_page: number;
-  total: number;
-}
 
 const isCodeYearClash = (error: unknown) => violatedUniqueConstraint(error) === CODE_YEAR_CONSTRAINT;
 
@@ -88,19 +86,11 @@ export class CourseModulesService {
     });
     if (key !== undefined && total !== null && version !== undefined)
       this.totals.set(key, { version, total });
-    // The modules are JSON text from PostgreSQL; the rest are integers.
-    return new JsonText(
-      `{"modules":[${items.join(',')}],"page":${filter.paging.page},"per_page":${filter.paging.perPage},` +
-        `"total":${total ?? known?.total ?? 0}}`,
-    );
+    return moduleListJson(items, filter.paging, total ?? known?.total ?? 0);
   }
 
   async mine(userId: number): Promise<JsonText<MyModules>> {
-    const groups = await this.modules.ofMemberJson(userId);
-    return new JsonText(
-      `{"as_student":[${groups.as_student}],"as_tutor":[${groups.as_tutor}],` +
-        `"as_lecturer":[${groups.as_lecturer}],"as_assistant_lecturer":[${groups.as_assistant_lecturer}]}`,
-    );
+    return myModulesJson(await this.modules.ofMemberJson(userId));
   }
 
   /** `GET /api/users/{id}/modules`: 404 for an unknown user, else every module with the user's role in it. */
@@ -124,11 +114,7 @@ export class CourseModulesService {
     } catch (error) {
       throw new InternalFailure(PERSONNEL_FAILURE_MESSAGE, error);
     }
-    const head = JSON.stringify(toModuleResponse(module)).slice(0, -1);
-    return new JsonText(
-      `${head},"lecturers":[${people.lecturers}],"assistant_lecturers":[${people.assistants}],` +
-        `"tutors":[${people.tutors}],"students":[${people.students}]}`,
-    );
+    return moduleWithPersonnelJson(module, people);
   }
 
   async create(input: ModuleInput, context: RequestContext): Promise<ModuleResponse> {

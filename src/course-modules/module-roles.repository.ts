@@ -4,22 +4,116 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, Repository } from 'typeorm';
 import { preparedQuery } from '../database/prepared.js';
 import { type AppConfig } from '../config/app-config.js';
+import { type SortKey } from '../core/query.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { exportBounds, streamRows } from '../database/query-stream.js';
-import { type Page, type PageRow, splitPage } from '../database/sql.js';
-import { type UserSummarySource } from '../users/user.mapper.js';
 import {
-  eligibleUsersQuery,
-  MODULE_PERSONNEL_JSON_SQL,
-  personnelExportQuery,
-  type PersonnelFilter,
-  type PersonnelJson,
-  personnelListQuery,
-  type UserListFilter,
-} from './module-queries.js';
+  containsPattern,
+  isoTimestampText,
+  orderByClause,
+  type Page,
+  pageWithTotal,
+  type PageRow,
+  SqlParams,
+  type SqlQuery,
+  splitPage,
+  whereClause,
+} from '../database/sql.js';
+import { type UserSummarySource } from '../users/user.mapper.js';
+import { USER_SUMMARY_COLUMNS } from '../users/users.repository.js';
+import { DEFAULT_USER_SORT, type ModuleUserListFilter, type PersonnelFilter } from './list-params.js';
+import { type PersonnelJson } from './module.mapper.js';
 import { type ModuleRole } from './module-role.js';
 import { type Member } from './roster-import.js';
 import { UserModuleRole } from './user-module-role.entity.js';
+
+/*
+ * The SQL of this repository, built from validated input only (sort expressions come from the whitelists of
+ * list-params.ts, values are parameters). docs/sql/module-roles.repository.md shows every statement.
+ */
+
+function userTextCondition(params: SqlParams, text: string | undefined): string[] {
+  if (!text) return [];
+  const pattern = params.add(containsPattern(text));
+  return [`(u.username ILIKE ${pattern} OR u.email ILIKE ${pattern})`];
+}
+
+/** The user lists' order: the requested keys or `username`, then the id. */
+function userOrder(sort: readonly SortKey[]): string {
+  return orderByClause(sort.length > 0 ? sort : DEFAULT_USER_SORT, 'u.id');
+}
+
+/** The personnel filters over `user_module_roles r JOIN users u`: the module, the role, the text. */
+function personnelConditions(params: SqlParams, filter: PersonnelFilter): string[] {
+  const conditions = [`r.module_id = ${params.add(filter.moduleId)}`];
+  if (filter.role) conditions.push(`r.role = ${params.add(filter.role)}`);
+  conditions.push(...userTextCondition(params, filter.query));
+  return conditions;
+}
+
+/** Role holders of a module (optionally one role), as User summaries plus `role`. */
+export function personnelListQuery(filter: ModuleUserListFilter & { role?: ModuleRole }): SqlQuery {
+  const params = new SqlParams();
+  const sql = pageWithTotal(
+    params,
+    'FROM user_module_roles r JOIN users u ON u.id = r.user_id',
+    whereClause(personnelConditions(params, filter)),
+    `${USER_SUMMARY_COLUMNS}, r.role`,
+    userOrder(filter.sort),
+    filter.paging,
+  );
+  return { sql, params: params.values };
+}
+
+/** Every role holder the personnel list would show, unpaged, as the roster export's columns. */
+export function personnelExportQuery(filter: PersonnelFilter): SqlQuery {
+  const params = new SqlParams();
+  const sql = `SELECT u.id AS user_id, u.username, u.email, r.role
+       FROM user_module_roles r JOIN users u ON u.id = r.user_id
+       ${whereClause(personnelConditions(params, filter))} ORDER BY ${userOrder(filter.sort)}`;
+  return { sql, params: params.values };
+}
+
+/** Users holding no role in the module. */
+export function eligibleUsersQuery(filter: ModuleUserListFilter): SqlQuery {
+  const params = new SqlParams();
+  const conditions = [
+    `NOT EXISTS (SELECT 1 FROM user_module_roles r WHERE r.user_id = u.id AND r.module_id = ${params.add(filter.moduleId)})`,
+    ...userTextCondition(params, filter.query),
+  ];
+  const sql = pageWithTotal(
+    params,
+    'FROM users u',
+    whereClause(conditions),
+    USER_SUMMARY_COLUMNS,
+    userOrder(filter.sort),
+    filter.paging,
+  );
+  return { sql, params: params.values };
+}
+
+/**
+ * A User summary (`toUserSummary`) as compact JSON text, byte for byte as `JSON.stringify` writes it (its keys
+ * are USER_SUMMARY_FIELDS', module.mapper.spec.ts).
+ */
+export const USER_SUMMARY_JSON = `(SELECT row_to_json(x)::text FROM (
+    SELECT u.id, u.username, u.email, u.admin, ${isoTimestampText('u.created_at')} AS created_at,
+           ${isoTimestampText('u.updated_at')} AS updated_at,
+           CASE WHEN u.avatar_key <> '' THEN '/api/users/' || u.id || '/avatar' END AS avatar_url) x)`;
+
+/**
+ * Everyone holding a role in the module for the single read, as the JSON text of the four lists (comma-joined
+ * User summaries, ordered by username case-insensitively, then id): built by PostgreSQL, since a module may
+ * have thousands of people.
+ */
+const MODULE_PERSONNEL_JSON_SQL = `SELECT
+    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Lecturer'), '') AS lecturers,
+    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'AssistantLecturer'), '') AS assistants,
+    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Tutor'), '') AS tutors,
+    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Student'), '') AS students
+  FROM (SELECT r.role, lower(u.username) AS lu, u.id, ${USER_SUMMARY_JSON} AS j
+        FROM user_module_roles r JOIN users u ON u.id = r.user_id
+        WHERE r.module_id = $1) people`;
 
 /** A role row written by a rollover: decimal ids. */
 export interface CopiedMember {
@@ -72,7 +166,7 @@ export class ModuleRolesRepository {
   }
 
   /** Role holders of a module (optionally one role): one page and the total, in one statement. */
-  async personnelPage(filter: UserListFilter & { role?: ModuleRole }): Promise<Page<MemberRow>> {
+  async personnelPage(filter: ModuleUserListFilter & { role?: ModuleRole }): Promise<Page<MemberRow>> {
     const { sql, params } = personnelListQuery(filter);
     return splitPage(await this.roles.query<PageRow<MemberRow>[]>(sql, params));
   }
@@ -84,7 +178,7 @@ export class ModuleRolesRepository {
   }
 
   /** Users holding no role in the module: one page and the total, in one statement. */
-  async eligiblePage(filter: UserListFilter): Promise<Page<UserSummarySource>> {
+  async eligiblePage(filter: ModuleUserListFilter): Promise<Page<UserSummarySource>> {
     const { sql, params } = eligibleUsersQuery(filter);
     return splitPage(await this.roles.query<PageRow<UserSummarySource>[]>(sql, params));
   }

@@ -1,4 +1,10 @@
-import { type ModuleSource, toModuleResponse } from './module.mapper.js';
+import { namedSchemas } from '../openapi/openapi.js';
+import { toUserSummary, USER_SUMMARY_FIELDS } from '../users/user.mapper.js';
+import '../users/user.schemas.js';
+import { moduleJson } from './course-modules.repository.js';
+import { MODULE_FIELDS, type ModuleSource, toModuleResponse } from './module.mapper.js';
+import { USER_SUMMARY_JSON } from './module-roles.repository.js';
+import './module.schemas.js';
 
 const at = new Date('2026-11-21T08:41:00.123Z');
 const module = (id: number, code = `ABC${id}`): ModuleSource => ({
@@ -21,5 +27,53 @@ describe('toModuleResponse', () => {
       created_at: '2026-11-21T08:41:00.123Z',
       updated_at: '2026-11-21T08:41:01.123Z',
     });
+  });
+});
+
+/** The keys a `row_to_json` sub-select writes, in order: each select item's alias, or its column's name. */
+function jsonKeys(sqlFragment: string): string[] {
+  const text = sqlFragment.trim();
+  const select = /^SELECT ([\s\S]*)\) x\)$/.exec(text.slice(text.lastIndexOf('SELECT ')))![1];
+  const items: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const char of select) {
+    if (char === '(') depth++;
+    if (char === ')') depth--;
+    if (char === ',' && depth === 0) {
+      items.push(current.trim());
+      current = '';
+    } else current += char;
+  }
+  items.push(current.trim());
+  return items.map((item) => /\bAS (\w+)$/.exec(item)?.[1] ?? item.split('.').pop()!);
+}
+
+const schemaOf = (name: string) => namedSchemas[name] as { required: string[]; properties: object };
+
+describe('one Module shape', () => {
+  it('is what the mapper, the JSON built in SQL and the OpenAPI schema write, in the same order', () => {
+    expect(Object.keys(toModuleResponse(module(1)))).toEqual(MODULE_FIELDS);
+    expect(jsonKeys(moduleJson('page'))).toEqual(MODULE_FIELDS);
+    expect(schemaOf('Module').required).toEqual(MODULE_FIELDS);
+    expect(Object.keys(schemaOf('Module').properties)).toEqual(MODULE_FIELDS);
+  });
+});
+
+describe('one User summary shape', () => {
+  it('is what the mapper, the JSON built in SQL and the OpenAPI schema write, in the same order', () => {
+    const user = {
+      id: 3,
+      username: 'ada',
+      email: 'ada@example.org',
+      admin: false,
+      createdAt: at,
+      updatedAt: at,
+      avatarKey: null,
+    };
+    expect(Object.keys(toUserSummary(user))).toEqual(USER_SUMMARY_FIELDS);
+    expect(jsonKeys(USER_SUMMARY_JSON)).toEqual(USER_SUMMARY_FIELDS);
+    expect(schemaOf('UserSummary').required).toEqual(USER_SUMMARY_FIELDS);
+    expect(Object.keys(schemaOf('UserSummary').properties)).toEqual(USER_SUMMARY_FIELDS);
   });
 });

@@ -1,3 +1,5 @@
+import { JsonText } from '../core/json-text.js';
+import { type Paging } from '../core/query.js';
 import { type UserSummary, type UserSummarySource, toUserSummary } from '../users/user.mapper.js';
 import { type CourseModule } from './course-module.entity.js';
 import { type ModuleRole } from './module-role.js';
@@ -12,6 +14,21 @@ export interface ModuleResponse {
   created_at: string;
   updated_at: string;
 }
+
+/**
+ * The Module's fields in the order the contract and every serialisation write them: `toModuleResponse`, the
+ * JSON text built in SQL (`moduleJson`, course-modules.repository.ts) and the OpenAPI schema (module.schemas.ts)
+ * are held to it by module.mapper.spec.ts.
+ */
+export const MODULE_FIELDS = [
+  'id',
+  'code',
+  'year',
+  'description',
+  'credits',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof ModuleResponse)[];
 
 /** An entity, or a raw row whose columns are aliased to the entity's property names. */
 export type ModuleSource = Pick<
@@ -53,4 +70,58 @@ export interface MyModules {
   as_tutor: ModuleResponse[];
   as_lecturer: ModuleResponse[];
   as_assistant_lecturer: ModuleResponse[];
+}
+
+export interface ModuleList {
+  modules: ModuleResponse[];
+  page: number;
+  per_page: number;
+  total: number;
+}
+
+/** A page of `GET /api/modules` as JSON text: the modules are JSON text from PostgreSQL, the rest integers. */
+export function moduleListJson(
+  modules: readonly string[],
+  paging: Paging,
+  total: number,
+): JsonText<ModuleList> {
+  return new JsonText(
+    `{"modules":[${modules.join(',')}],"page":${paging.page},"per_page":${paging.perPage},"total":${total}}`,
+  );
+}
+
+/** The row of the `GET /api/modules/me` statement: each group's comma-joined Module JSON texts. */
+export interface MyModulesJson {
+  as_student: string;
+  as_tutor: string;
+  as_lecturer: string;
+  as_assistant_lecturer: string;
+}
+
+/** `GET /api/modules/me` as JSON text, from the groups PostgreSQL built. */
+export function myModulesJson(groups: MyModulesJson): JsonText<MyModules> {
+  return new JsonText(
+    `{"as_student":[${groups.as_student}],"as_tutor":[${groups.as_tutor}],` +
+      `"as_lecturer":[${groups.as_lecturer}],"as_assistant_lecturer":[${groups.as_assistant_lecturer}]}`,
+  );
+}
+
+/** The row of the single read's personnel statement: each role's comma-joined User summary JSON texts. */
+export interface PersonnelJson {
+  lecturers: string;
+  assistants: string;
+  tutors: string;
+  students: string;
+}
+
+/** The single read as JSON text: the Module's JSON with the four lists PostgreSQL built spliced in. */
+export function moduleWithPersonnelJson(
+  module: ModuleSource,
+  people: PersonnelJson,
+): JsonText<ModuleWithPersonnel> {
+  const head = JSON.stringify(toModuleResponse(module)).slice(0, -1);
+  return new JsonText(
+    `${head},"lecturers":[${people.lecturers}],"assistant_lecturers":[${people.assistants}],` +
+      `"tutors":[${people.tutors}],"students":[${people.students}]}`,
+  );
 }

@@ -2,6 +2,7 @@
 import { id, timestamp } from '../openapi/common.js';
 import { pagedSchema, schema } from '../openapi/openapi.js';
 import { UserSummarySchema, userSummaryProperties, userSummaryRequired } from '../users/user.schemas.js';
+import { MODULE_FIELDS } from './module.mapper.js';
 import { MODULE_ROLES } from './module-role.js';
 
 const moduleProperties = {
@@ -13,7 +14,7 @@ const moduleProperties = {
   created_at: timestamp,
   updated_at: timestamp,
 };
-const moduleRequired = ['id', 'code', 'year', 'description', 'credits', 'created_at', 'updated_at'];
+const moduleRequired: string[] = [...MODULE_FIELDS];
 
 export const ModuleSchema = schema('Module', {
   type: 'object',

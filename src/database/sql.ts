@@ -33,6 +33,10 @@ export function orderByClause(keys: readonly SortKey[], idColumn: string): strin
   return [...parts, `${idColumn} ASC`].join(', ');
 }
 
+/** `timestamptz` as `Date.prototype.toISOString()` writes it (milliseconds, `Z`), for JSON text built in SQL. */
+export const isoTimestampText = (column: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 /** A `LIKE`/`ILIKE` pattern matching `text` as a literal substring (`%`, `_` and `\` match themselves). */
 export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;

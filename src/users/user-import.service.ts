@@ -16,10 +16,10 @@ import {
   type UserImportColumn,
   type UserImportResult,
 } from './user-import.js';
-import { readUserFilters } from './user-list-filter.js';
-import { type NewUser, USER_LIST_SORT_FIELDS, UsersRepository } from './users.repository.js';
+import { readUserFilters, USER_LIST_SORT_FIELDS } from './user-list-filter.js';
+import { type NewUser, UsersRepository } from './users.repository.js';
 import { violatedUniqueConstraint } from '../database/sql.js';
-import { mapWithConcurrency } from './user-row.js';
+import { mapWithConcurrency } from './map-with-concurrency.js';
 
 /** argon2id runs on libuv's pool (4 threads by default): an import never takes all of it. */
 const HASH_CONCURRENCY = 2;

@@ -1,5 +1,23 @@
-import { type QueryReader } from '../core/query.js';
-import { type UserListFilter } from './users.repository.js';
+import { type Paging, type QueryReader, type SortKey } from '../core/query.js';
+
+/** Sort fields of `GET /api/users` and its CSV export; usernames sort case-insensitively (emails are stored lower-case). */
+export const USER_LIST_SORT_FIELDS = {
+  username: 'lower(u.username)',
+  email: 'u.email',
+  created_at: 'u.created_at',
+  admin: 'u.admin',
+} as const;
+
+/** The filters, order and page of `GET /api/users` (UsersRepository.page). */
+export interface UserListFilter {
+  /** Username or email contains this text. */
+  query?: string;
+  username?: string;
+  email?: string;
+  admin?: boolean;
+  sort: SortKey[];
+  paging: Paging;
+}
 
 /** The filters of `GET /api/users` and its CSV export, read in this order: `query`, `username`, `email`, `admin`. */
 export function readUserFilters(reader: QueryReader): Omit<UserListFilter, 'sort' | 'paging'> {

@@ -11,6 +11,21 @@ export interface UserSummary {
   avatar_url: string | null;
 }
 
+/**
+ * The User summary's fields in the order the contract and every serialisation write them: `toUserSummary`, the
+ * JSON text built in SQL (`USER_SUMMARY_JSON`, module-roles.repository.ts) and the OpenAPI schema
+ * (user.schemas.ts) are held to it by module.mapper.spec.ts.
+ */
+export const USER_SUMMARY_FIELDS = [
+  'id',
+  'username',
+  'email',
+  'admin',
+  'created_at',
+  'updated_at',
+  'avatar_url',
+] as const satisfies readonly (keyof UserSummary)[];
+
 export type UserSummarySource = Pick<
   User,
   'id' | 'username' | 'email' | 'admin' | 'createdAt' | 'updatedAt' | 'avatarKey'

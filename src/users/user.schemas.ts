@@ -1,6 +1,7 @@
 /** The User resources as response schemas (see openapi/openapi.ts). */
 import { id, timestamp } from '../openapi/common.js';
 import { pagedSchema, schema } from '../openapi/openapi.js';
+import { USER_SUMMARY_FIELDS } from './user.mapper.js';
 
 export const userSummaryProperties = {
   id,
@@ -11,15 +12,7 @@ export const userSummaryProperties = {
   updated_at: timestamp,
   avatar_url: { type: 'string', nullable: true, example: '/api/users/1/avatar' },
 };
-export const userSummaryRequired = [
-  'id',
-  'username',
-  'email',
-  'admin',
-  'created_at',
-  'updated_at',
-  'avatar_url',
-];
+export const userSummaryRequired: string[] = [...USER_SUMMARY_FIELDS];
 
 export const UserSummarySchema = schema('UserSummary', {
   type: 'object',

@@ -2,10 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type Readable } from 'node:stream';
 import { type EntityManager, type FindOptionsWhere, Repository } from 'typeorm';
-import { type Paging, type SortKey } from '../core/query.js';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { exportBounds, streamRows } from '../database/query-stream.js';
+import { returnedRow } from '../database/returning.js';
 import {
   containsPattern,
   orderByClause,
@@ -18,26 +18,26 @@ import {
 } from '../database/sql.js';
 import { User } from './user.entity.js';
 import { type StoredIdentity } from './user-import.js';
-import { USER_COLUMNS } from './user-row.js';
+import { type UserListFilter } from './user-list-filter.js';
 import { type UserSummarySource } from './user.mapper.js';
 
-/** Sort fields of `GET /api/users`; usernames sort case-insensitively (emails are stored lower-case). */
-export const USER_LIST_SORT_FIELDS = {
-  username: 'lower(u.username)',
-  email: 'u.email',
-  created_at: 'u.created_at',
-  admin: 'u.admin',
-} as const;
+/**
+ * The columns of a User summary, aliased to the entity's property names (`SELECT ${USER_SUMMARY_COLUMNS} FROM
+ * users u`), so a row is a `UserSummarySource` as it stands. Also the module personnel lists'.
+ */
+export const USER_SUMMARY_COLUMNS = `u.id, u.username, u.email, u.admin, u.avatar_key AS "avatarKey",
+         u.created_at AS "createdAt", u.updated_at AS "updatedAt"`;
 
-export interface UserListFilter {
-  /** Username or email contains this text. */
-  query?: string;
-  username?: string;
-  email?: string;
-  admin?: boolean;
-  sort: SortKey[];
-  paging: Paging;
-}
+/** The same, as the properties a QueryBuilder's `returning()` names, in the same order. */
+const SUMMARY_PROPERTIES = [
+  'id',
+  'username',
+  'email',
+  'admin',
+  'avatarKey',
+  'createdAt',
+  'updatedAt',
+] as const satisfies readonly (keyof UserSummarySource)[];
 
 /** The list's filter conditions over `users u`, their values added to `params`. */
 function listConditions(params: SqlParams, filter: Omit<UserListFilter, 'sort' | 'paging'>): string[] {
@@ -72,15 +72,6 @@ export interface UserChanges {
   updatedAt: Date;
 }
 
-const CHANGE_COLUMNS: Record<keyof UserChanges, string> = {
-  username: 'username',
-  email: 'email',
-  admin: 'admin',
-  passwordHash: 'password_hash',
-  passwordChangedAt: 'password_changed_at',
-  updatedAt: 'updated_at',
-};
-
 /** What the per-request access check needs of a user. */
 export interface AccessRow {
   admin: boolean;
@@ -113,6 +104,15 @@ export class UsersRepository {
     return manager ?? this.users.manager;
   }
 
+  /** A User summary from the row of a `returning(SUMMARY_PROPERTIES)`. */
+  private summary(row: Record<string, unknown>): UserSummarySource {
+    return returnedRow<User, (typeof SUMMARY_PROPERTIES)[number]>(
+      this.users.metadata,
+      SUMMARY_PROPERTIES,
+      row,
+    );
+  }
+
   /** One page of users and the number of all matches, in one statement. */
   async page(filter: UserListFilter): Promise<Page<UserSummarySource>> {
     const params = new SqlParams();
@@ -120,7 +120,7 @@ export class UsersRepository {
       params,
       'FROM users u',
       whereClause(listConditions(params, filter)),
-      USER_COLUMNS,
+      USER_SUMMARY_COLUMNS,
       orderByClause(filter.sort, 'u.id'),
       filter.paging,
     );
@@ -166,12 +166,17 @@ export class UsersRepository {
    * user included): the new user, or null when nothing was inserted.
    */
   async insertUnlessTaken(user: NewUser, manager?: EntityManager): Promise<UserSummarySource | null> {
-    const rows = await this.run(manager).query<UserSummarySource[]>(
-      `INSERT INTO users AS u (username, email, password_hash, admin) VALUES ($1, $2, $3, $4)
-       ON CONFLICT DO NOTHING RETURNING ${USER_COLUMNS}`,
-      [user.username, user.email, user.passwordHash, user.admin],
-    );
-    return rows[0] ?? null;
+    const result = await this.run(manager)
+      .createQueryBuilder()
+      .insert()
+      .into(User)
+      .values(user)
+      .orIgnore()
+      .returning([...SUMMARY_PROPERTIES])
+      .updateEntity(false)
+      .execute();
+    const [row] = result.raw as Record<string, unknown>[];
+    return row === undefined ? null : this.summary(row);
   }
 
   exists(id: string | number): Promise<boolean> {
@@ -185,12 +190,15 @@ export class UsersRepository {
 
   /** Inserts one user and returns it; a unique violation names `uq_users_username_lower` or `…_email_lower`. */
   async insert(user: NewUser, manager?: EntityManager): Promise<UserSummarySource> {
-    const [row] = await this.run(manager).query<UserSummarySource[]>(
-      `INSERT INTO users AS u (username, email, password_hash, admin) VALUES ($1, $2, $3, $4)
-       RETURNING ${USER_COLUMNS}`,
-      [user.username, user.email, user.passwordHash, user.admin],
-    );
-    return row;
+    const result = await this.run(manager)
+      .createQueryBuilder()
+      .insert()
+      .into(User)
+      .values(user)
+      .returning([...SUMMARY_PROPERTIES])
+      .updateEntity(false)
+      .execute();
+    return this.summary((result.raw as Record<string, unknown>[])[0]);
   }
 
   /** Inserts the batch in one statement (all or nothing); rows come back in no particular order. */
@@ -198,7 +206,7 @@ export class UsersRepository {
     return this.run(manager).query<UserSummarySource[]>(
       `INSERT INTO users AS u (username, email, password_hash, admin)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[])
-       RETURNING ${USER_COLUMNS}`,
+       RETURNING ${USER_SUMMARY_COLUMNS}`,
       [
         users.map((user) => user.username),
         users.map((user) => user.email),
@@ -219,17 +227,17 @@ export class UsersRepository {
 
   /** Sets the given columns; the updated user, or null when there is none with this id. */
   async update(id: string, changes: UserChanges, manager?: EntityManager): Promise<UserSummarySource | null> {
-    const params = new SqlParams();
-    const idParam = params.add(id);
-    const assignments = Object.entries(changes)
-      .filter(([, value]) => value !== undefined)
-      .map(([key, value]) => `${CHANGE_COLUMNS[key as keyof UserChanges]} = ${params.add(value)}`);
-    // UPDATE … RETURNING comes back from TypeORM as [rows, affected].
-    const [rows] = await this.run(manager).query<[UserSummarySource[], number]>(
-      `UPDATE users u SET ${assignments.join(', ')} WHERE u.id = ${idParam} RETURNING ${USER_COLUMNS}`,
-      params.values,
-    );
-    return rows[0] ?? null;
+    const values = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
+    const result = await this.run(manager)
+      .createQueryBuilder()
+      .update(User)
+      .set(values)
+      .where(byId(id))
+      .returning([...SUMMARY_PROPERTIES])
+      .updateEntity(false)
+      .execute();
+    const [row] = result.raw as Record<string, unknown>[];
+    return row === undefined ? null : this.summary(row);
   }
 
   /** Deletes the user (role assignments go with it, by foreign key); whether there was one. */
@@ -255,7 +263,7 @@ export class UsersRepository {
       `UPDATE users u SET avatar_key = $2, avatar_content_type = $3, updated_at = $4
        FROM (SELECT id, avatar_key FROM users WHERE id = $1 FOR UPDATE) previous
        WHERE u.id = previous.id
-       RETURNING ${USER_COLUMNS}, previous.avatar_key AS previous`,
+       RETURNING ${USER_SUMMARY_COLUMNS}, previous.avatar_key AS previous`,
       [id, key, contentType, at],
     );
     return rows[0] ?? null;

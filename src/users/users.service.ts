@@ -13,15 +13,10 @@ import { type UpdateUserDto } from './dto/update-user.dto.js';
 import { PasswordHasher } from './password-hasher.js';
 import { UserAccessCache } from './user-access.cache.js';
 import { listClashes, type NewUserIdentity } from './user-clashes.js';
-import { readUserFilters } from './user-list-filter.js';
-import { mapWithConcurrency } from './user-row.js';
+import { readUserFilters, USER_LIST_SORT_FIELDS } from './user-list-filter.js';
+import { mapWithConcurrency } from './map-with-concurrency.js';
 import { toUserSummary, type UserSummary } from './user.mapper.js';
-import {
-  type NewUser,
-  type UserChanges,
-  USER_LIST_SORT_FIELDS,
-  UsersRepository,
-} from './users.repository.js';
+import { type NewUser, type UserChanges, UsersRepository } from './users.repository.js';
 import {
   CannotDeleteSelf,
   CannotDemoteSelf,

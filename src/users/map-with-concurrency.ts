@@ -1,10 +1,3 @@
-/**
- * The columns of a User summary for hand-written SQL, aliased to the entity's property names
- * (`SELECT ${USER_COLUMNS} FROM users u`), so a row is a `UserSummarySource` as it stands.
- */
-export const USER_COLUMNS = `u.id, u.username, u.email, u.admin, u.avatar_key AS "avatarKey",
-         u.created_at AS "createdAt", u.updated_at AS "updatedAt"`;
-
 /** Runs `task` over `items` with at most `limit` running at once; results keep the input order. */
 export async function mapWithConcurrency<T, R>(
   items: readonly T[],

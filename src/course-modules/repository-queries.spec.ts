@@ -1,5 +1,6 @@
 import { toPaging } from '../core/query.js';
-import { eligibleUsersQuery, moduleListQuery, personnelListQuery } from './module-queries.js';
+import { moduleListQuery } from './course-modules.repository.js';
+import { eligibleUsersQuery, personnelListQuery } from './module-roles.repository.js';
 import { ModuleRole } from './module-role.js';
 
 const paging = toPaging(2, 10);

@@ -1,0 +1,346 @@
+// The example calls of `npm run sql:generate` (generate.js): for every repository class, by method, one call or
+// several (`label`led) whose statements docs/sql/ shows, or `{ none: why }` for a method that sends no SQL.
+// Arguments are given in order; TX stands for the transaction's manager (the call then runs in a transaction
+// that is rolled back). Values are distinct on purpose: each parameter is named by the argument path whose
+// value it equals (names.js); `extra` names values the method makes itself.
+import { AuditRepository } from '../../dist/src/audit/audit.repository.js';
+import { CourseModule } from '../../dist/src/course-modules/course-module.entity.js';
+import { CourseModulesRepository } from '../../dist/src/course-modules/course-modules.repository.js';
+import { ModuleRolesRepository } from '../../dist/src/course-modules/module-roles.repository.js';
+import { UserModuleRole } from '../../dist/src/course-modules/user-module-role.entity.js';
+import { ChangeEventsRepository } from '../../dist/src/events/change-events.repository.js';
+import { User } from '../../dist/src/users/user.entity.js';
+import { UsersRepository } from '../../dist/src/users/users.repository.js';
+import { WebhooksRepository } from '../../dist/src/webhooks/webhooks.repository.js';
+import { TX } from './names.js';
+
+/**
+ * @typedef {{ label?: string, args: unknown[], extra?: Record<string, unknown> }} Example
+ * @typedef {{ none: string }} NoSql
+ * @typedef {Record<string, (...args: unknown[]) => Promise<unknown>>} Repository
+ */
+
+/** The settings the repositories read (export bounds); the defaults of docs/operations.md. */
+const CONFIG = {
+  dbLongStatementTimeoutMs: 120_000,
+  dbLongQueryTimeoutMs: 125_000,
+  exportIdleTimeoutMs: 30_000,
+};
+
+/** Values the code takes from elsewhere than its arguments, by name, in every example. */
+export const CONSTANTS = {
+  DB_LONG_STATEMENT_TIMEOUT_MS: String(CONFIG.dbLongStatementTimeoutMs),
+  ADMIN_BOOTSTRAP_LOCK: 7_240_001,
+};
+
+/**
+ * @param {import('typeorm').DataSource} dataSource
+ * @returns {Record<string, Repository>}
+ */
+export function createRepositories(dataSource) {
+  return {
+    AuditRepository: new AuditRepository(dataSource),
+    CourseModulesRepository: new CourseModulesRepository(dataSource.getRepository(CourseModule)),
+    ModuleRolesRepository: new ModuleRolesRepository(dataSource.getRepository(UserModuleRole), CONFIG),
+    ChangeEventsRepository: new ChangeEventsRepository(dataSource),
+    UsersRepository: new UsersRepository(dataSource.getRepository(User), CONFIG),
+    WebhooksRepository: new WebhooksRepository(dataSource),
+  };
+}
+
+/** Rows the examples find: three users, two modules of 2025 with a Lecturer and a Student, one webhook. */
+export const FIXTURE = `
+  INSERT INTO users (id, username, email, password_hash, admin) OVERRIDING SYSTEM VALUE VALUES
+    (101, 'ada', 'ada@example.org', 'hash-a', true),
+    (102, 'brian', 'brian@example.org', 'hash-b', false),
+    (103, 'carla', 'carla@example.org', 'hash-c', false);
+  INSERT INTO modules (id, code, year, description, credits) OVERRIDING SYSTEM VALUE VALUES
+    (201, 'CS101', 2025, 'Programming', 15),
+    (202, 'CS102', 2025, 'Databases', 20);
+  INSERT INTO user_module_roles (user_id, module_id, role) VALUES (102, 201, 'Lecturer'), (103, 201, 'Student');
+  INSERT INTO webhooks (id, url, types, description, secret) OVERRIDING SYSTEM VALUE VALUES
+    (301, 'https://hooks.example.org/a', '{module.created}', 'Example', 'whsec_example');
+`;
+
+const PAGING = { page: 3, perPage: 10, offset: 20 };
+const AT = new Date('2026-01-02T03:04:05.678Z');
+const LATER = new Date('2026-02-03T04:05:06.789Z');
+const POSITION = { txid: '1000', id: '42' };
+
+/** @type {Record<string, Record<string, Example | Example[] | NoSql>>} */
+export const EXAMPLES = {
+  AuditRepository: {
+    insert: {
+      args: [
+        {
+          actorId: 101,
+          action: 'module.create',
+          targetType: 'module',
+          targetIds: ['201'],
+          summary: { code: 'CS101' },
+          requestId: 'req-1',
+          clientIp: '192.0.2.1',
+        },
+        TX,
+      ],
+    },
+    page: [
+      { label: 'No filter, newest first', args: [{ ascending: false, paging: PAGING }] },
+      {
+        label: 'Every filter, oldest first',
+        args: [
+          {
+            actorId: '101',
+            actions: ['module.create', 'module.update'],
+            targetType: 'module',
+            targetId: '201',
+            from: AT,
+            to: LATER,
+            ascending: true,
+            paging: PAGING,
+          },
+        ],
+      },
+    ],
+    pruneBefore: { args: [AT] },
+  },
+
+  CourseModulesRepository: {
+    page: [
+      { label: 'An admin, no filter', args: [{ sort: [], paging: PAGING }] },
+      {
+        label: 'An admin, every filter, sorted by code',
+        args: [
+          {
+            query: 'data',
+            code: 'CS',
+            year: 2025,
+            sort: [{ column: 'm.code', descending: false }],
+            paging: PAGING,
+            knownVersion: 7,
+          },
+        ],
+      },
+      {
+        label: 'An admin, a filter whose total is not known yet',
+        args: [{ year: 2025, sort: [], paging: PAGING }],
+        extra: { 'filter.knownVersion (-1 when not given)': -1 },
+      },
+      {
+        label: 'Anyone else: their own modules only',
+        args: [
+          { memberId: 102, query: 'data', sort: [{ column: 'm.year', descending: true }], paging: PAGING },
+        ],
+      },
+    ],
+    ofMemberJson: { args: [102] },
+    ofMember: { args: [102] },
+    withCallerRole: { args: ['201', 103] },
+    insert: { args: [{ code: 'CS201', year: 2026, description: 'Compilers', credits: 30 }, TX] },
+    lockValues: { args: ['201', TX] },
+    replace: { args: ['201', { code: 'CS103', year: 2026, description: null, credits: 30 }, TX] },
+    deleteWithDependents: {
+      args: [['201', '999'], TX],
+      extra: { 'the ids found by statement 1': ['201'] },
+    },
+    rolloverSources: [
+      {
+        label: 'Named codes, locked',
+        args: [{ fromYear: 2025, codes: ['CS101', 'CS102'] }, 500, { lock: true, manager: TX }],
+      },
+      {
+        label: 'Every code, not locked',
+        args: [{ fromYear: 2025 }, 500, { lock: false, manager: TX }],
+        extra: { 'filter.codes (null: every code)': null },
+      },
+    ],
+    idsByCode: { args: [['CS101', 'CS999'], 2025, TX] },
+    insertCopies: { args: [['201', '202'], 2026, TX] },
+    existingIds: { args: [['201', '999']] },
+  },
+
+  ModuleRolesRepository: {
+    callerRole: [
+      { label: 'Read', args: ['201', 103, {}] },
+      { label: 'Locked', args: ['201', 103, { lock: true, manager: TX }] },
+    ],
+    personnelPage: [
+      { label: 'No filter', args: [{ moduleId: '201', sort: [], paging: PAGING }] },
+      {
+        label: 'One role, a text, sorted by email',
+        args: [
+          {
+            moduleId: '201',
+            role: 'Student',
+            query: 'car',
+            sort: [{ column: 'u.email', descending: true }],
+            paging: PAGING,
+          },
+        ],
+      },
+    ],
+    streamPersonnel: { args: [{ moduleId: '201', role: 'Student', query: 'car', sort: [] }] },
+    eligiblePage: { args: [{ moduleId: '201', query: 'ad', sort: [], paging: PAGING }] },
+    holdersJson: { args: ['201'] },
+    lockMembers: { args: ['201', TX] },
+    lockOtherRoles: { args: ['201', ['102', '103'], 'Student', TX] },
+    assign: { args: ['201', ['101'], 'Tutor', TX, true] },
+    countLecturers: { args: ['201', [102, 103], TX] },
+    remove: { args: ['201', ['103'], 'Student', TX] },
+    copyMembers: { args: [{ from: ['201'], to: ['202'] }, ['Lecturer', 'Student'], TX] },
+    countMembersToCopy: { args: [{ from: ['201', '202'], to: ['203', null] }, ['Tutor'], TX] },
+    applyRoster: { args: ['201', [{ userId: 101, role: 'Tutor' }], [103], TX, true] },
+  },
+
+  ChangeEventsRepository: {
+    onCommitted: { none: 'it registers the listener of committed transactions.' },
+    afterTransactionCommit: { none: "TypeORM's commit event; it reports the counts a transaction appended." },
+    afterTransactionRollback: { none: "TypeORM's rollback event; it forgets what the transaction appended." },
+    append: {
+      args: [
+        TX,
+        [
+          { type: 'module.created', data: { id: 201 } },
+          { type: 'user.deleted', data: { id: 103 } },
+        ],
+      ],
+    },
+    readAfter: { args: [POSITION, ['module.created'], 50] },
+    readPage: [
+      { label: 'From the start, every type', args: [null, null, 50] },
+      { label: 'After a position, some types', args: [POSITION, ['module.created'], 50] },
+    ],
+    readPageJson: [
+      { label: 'From the start, every type', args: [null, null, 50] },
+      { label: 'After a position, some types', args: [POSITION, ['module.created'], 50] },
+    ],
+    pruneBefore: { args: [AT] },
+  },
+
+  UsersRepository: {
+    page: [
+      { label: 'No filter, by username', args: [{ sort: [], paging: PAGING }] },
+      {
+        label: 'Every filter, by email descending',
+        args: [
+          {
+            query: 'ad',
+            username: 'ada',
+            email: 'example',
+            admin: true,
+            sort: [{ column: 'u.email', descending: true }],
+            paging: PAGING,
+          },
+        ],
+      },
+    ],
+    streamList: {
+      args: [{ query: 'ad', admin: false, sort: [{ column: 'lower(u.username)', descending: false }] }],
+    },
+    findById: { args: ['101'] },
+    findByUsername: { args: ['Ada'] },
+    idByUsername: { args: ['Brian'] },
+    insertUnlessTaken: {
+      args: [{ username: 'dora', email: 'dora@example.org', passwordHash: null, admin: false }, TX],
+    },
+    exists: { args: ['102'] },
+    any: { args: [] },
+    insert: {
+      args: [{ username: 'emil', email: 'emil@example.org', passwordHash: 'hash-e', admin: true }, TX],
+    },
+    insertMany: {
+      args: [
+        [
+          { username: 'finn', email: 'finn@example.org', passwordHash: 'hash-f', admin: false },
+          { username: 'gina', email: 'gina@example.org', passwordHash: null, admin: true },
+        ],
+        TX,
+      ],
+    },
+    storedIdentities: { args: [['Ada', 'Zed'], ['Carla@example.org']] },
+    update: {
+      args: [
+        '102',
+        {
+          username: 'brian2',
+          email: 'brian2@example.org',
+          admin: true,
+          passwordHash: 'hash-b2',
+          passwordChangedAt: AT,
+          updatedAt: LATER,
+        },
+        TX,
+      ],
+    },
+    delete: { args: ['103', TX] },
+    replaceAvatar: { args: ['102', 'avatars/102-1.png', 'image/png', AT, TX] },
+    avatarOf: { args: ['102'] },
+    avatarKeys: { args: [['101', '102']] },
+    accessRow: { args: [101] },
+    lockExisting: { args: [['101', '102', '999'], TX] },
+    lockByNames: { args: [['Ada', 'carla@example.org'], TX] },
+    insertFirstAdmin: {
+      label: 'Users exist already: nothing is inserted',
+      args: [{ username: 'root', email: 'root@example.org', passwordHash: 'hash-root' }],
+    },
+  },
+
+  WebhooksRepository: {
+    insert: {
+      args: [
+        {
+          url: 'https://hooks.example.org/b',
+          types: ['module.created', 'user.created'],
+          description: 'Another',
+          secret: 'whsec_another',
+        },
+        TX,
+      ],
+    },
+    findById: { args: ['301'] },
+    findByIds: { args: [['301', '302']] },
+    page: { args: [PAGING] },
+    update: [
+      {
+        label: 'Every field, turned on',
+        args: [
+          '301',
+          {
+            url: 'https://hooks.example.org/c',
+            types: ['user.deleted'],
+            description: 'Changed',
+            enabled: true,
+          },
+          TX,
+        ],
+      },
+      { label: 'Turned off', args: ['301', { enabled: false }, TX] },
+    ],
+    delete: { args: ['301', TX] },
+    enabledSubscriptions: { args: [TX] },
+    deliveries: { args: ['301', PAGING] },
+    recordAttempt: {
+      args: [
+        {
+          webhook_id: '301',
+          event_id: 'MTAwMC40Mg',
+          event_type: 'module.created',
+          attempt: 2,
+          at: AT,
+          outcome: 'failed',
+          status_code: 503,
+          error: 'Service Unavailable',
+          duration_ms: 1234,
+          response_excerpt: 'busy',
+          next_retry_at: LATER,
+        },
+        TX,
+      ],
+    },
+    markDelivered: { args: ['301', TX] },
+    markFailed: { args: ['301', 86_400_000, TX] },
+    lockDispatchPosition: { args: [TX] },
+    saveDispatchPosition: { args: [POSITION, TX] },
+    pruneDeliveriesBefore: { args: [AT] },
+  },
+};
