@@ -1,7 +1,7 @@
 import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
-import { CsvUploadOnlyMiddleware } from '../csv/csv-upload.js';
+import { csvUploadOnly } from '../csv/csv-upload.js';
 import { Transactions } from '../database/transactions.js';
 import { EventsModule } from '../events/events.module.js';
 import { UsersModule } from '../users/users.module.js';
@@ -49,7 +49,7 @@ import { UserModulesController } from './user-modules.controller.js';
 export class CourseModulesModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer
-      .apply(CsvUploadOnlyMiddleware)
+      .apply(csvUploadOnly)
       .forRoutes({ path: 'modules/:module_id/roster/import', method: RequestMethod.POST });
   }
 }
