@@ -3,7 +3,7 @@ import { ApiOperation, type ApiOperationOptions, ApiQuery, ApiTags } from '@nest
 import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { type AuthUser, CurrentUser, ResponseMessage } from '../core/decorators.js';
-import { PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
+import { NOT_A_JSON_OBJECT_MESSAGE, PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
 import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery, type Schema } from '../openapi/openapi.js';
 import {
   AssignedCountSchema,
@@ -12,7 +12,7 @@ import {
   RemovedCountSchema,
 } from './module.schemas.js';
 import { UserListSchema } from '../users/user.schemas.js';
-import { type Query as QueryParams } from '../core/query.js';
+import { INVALID_SORT_MESSAGE, type Query as QueryParams } from '../core/query.js';
 import { type UserSummary } from '../users/user.mapper.js';
 import { PersonnelBodyDto, StudentsBodyDto } from './dto/personnel-body.dto.js';
 import { readUserListParams } from './list-params.js';
@@ -29,14 +29,14 @@ const LIST_MESSAGES = [
   'per_page must be an integer',
   'query must be given at most once',
   'query must not contain NUL characters',
-  'Invalid field used for sorting',
+  INVALID_SORT_MESSAGE,
 ];
 const BODY_MESSAGES = [
   USER_IDS_MESSAGES.required,
   USER_IDS_MESSAGES.tooMany,
   USER_IDS_MESSAGES.invalid,
   'property <name> should not exist',
-  'Request body must be a JSON object',
+  NOT_A_JSON_OBJECT_MESSAGE,
 ];
 const UNKNOWN_USER = 'User with ID <id> does not exist';
 

@@ -26,7 +26,11 @@ import {
   type ReferenceObject,
   type SchemaObject,
 } from '@nestjs/swagger';
-import { PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
+import {
+  AUTHENTICATION_REQUIRED_MESSAGE,
+  INVALID_TOKEN_MESSAGE,
+  PERMISSION_DENIED_MESSAGE,
+} from '../core/errors.js';
 
 export type Schema = SchemaObject | ReferenceObject;
 
@@ -102,7 +106,7 @@ export function ApiErrors(failures: Record<number, string[]>) {
   );
 }
 
-export const UNAUTHENTICATED_MESSAGES = ['Authentication required', 'Invalid or expired token'];
+export const UNAUTHENTICATED_MESSAGES = [AUTHENTICATION_REQUIRED_MESSAGE, INVALID_TOKEN_MESSAGE];
 const UNAUTHENTICATED = UNAUTHENTICATED_MESSAGES;
 
 /** Bearer security and its 401. */

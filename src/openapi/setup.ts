@@ -14,7 +14,13 @@ import {
 import { type FastifyInstance, type FastifyReply } from 'fastify';
 import { type AppConfig } from '../config/app-config.js';
 import { FAILURE_MESSAGE, IS_ADMIN_ONLY, IS_PUBLIC } from '../core/decorators.js';
-import { INTERNAL_ERROR_MESSAGE, PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
+import {
+  INTERNAL_ERROR_MESSAGE,
+  MALFORMED_JSON_MESSAGE,
+  PERMISSION_DENIED_MESSAGE,
+  REQUEST_BODY_TOO_LARGE_MESSAGE,
+  UNSUPPORTED_CONTENT_TYPE_MESSAGE,
+} from '../core/errors.js';
 import { errorResponse, namedSchemas, UNAUTHENTICATED_MESSAGES } from './openapi.js';
 import { ADMIN_CONSOLE_CSS, ADMIN_CONSOLE_SCRIPT } from './swagger-ui-console.js';
 
@@ -222,9 +228,9 @@ function completeOperations(document: OpenAPIObject, access: Map<string, Handler
       // Fastify reads the body of every write method, declared or not; multipart routes declare their own.
       const content = (operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content;
       if (method !== 'get' && (!content || content['application/json'])) {
-        addFailure(operation, 400, ['Malformed JSON body']);
-        addFailure(operation, 413, ['Request body too large']);
-        addFailure(operation, 415, ['Unsupported content type']);
+        addFailure(operation, 400, [MALFORMED_JSON_MESSAGE]);
+        addFailure(operation, 413, [REQUEST_BODY_TOO_LARGE_MESSAGE]);
+        addFailure(operation, 415, [UNSUPPORTED_CONTENT_TYPE_MESSAGE]);
       }
       if (content) fileParts(content);
       addFailure(operation, 500, [handler?.failureMessage ?? INTERNAL_ERROR_MESSAGE]);
