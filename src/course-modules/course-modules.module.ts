@@ -14,11 +14,12 @@ import { RolloverBodyPipe } from './dto/rollover-body.pipe.js';
 import { ModuleFiles } from './module-files.js';
 import { ModuleRolesRepository } from './module-roles.repository.js';
 import { ModuleTotals } from './module-totals.js';
-import { PersonnelController, StudentsController } from './personnel.controller.js';
+import { PersonnelController } from './personnel.controller.js';
 import { PersonnelService } from './personnel.service.js';
 import { RolloverService } from './rollover.service.js';
 import { RosterController } from './roster.controller.js';
 import { RosterService } from './roster.service.js';
+import { StudentsController } from './students.controller.js';
 import { UserModuleRole } from './user-module-role.entity.js';
 import { UserModulesController } from './user-modules.controller.js';
 
