@@ -7,7 +7,7 @@ import { Injectable } from '@nestjs/common';
  * counting would give in that snapshot, on every replica: any write to `modules` bumps the version in the
  * same transaction (triggers of migration ModuleCounts).
  */
-export interface KnownTotal {
+interface KnownTotal {
   version: number;
   total: number;
 }

@@ -133,7 +133,7 @@ function malformedLine(error: CsvError, lastLine: number, lastEmptyLines: number
 }
 
 /** `;` when the header line's first delimiter outside quotes is a semicolon, else `,`. */
-export function delimiterOf(head: Buffer): ',' | ';' {
+function delimiterOf(head: Buffer): ',' | ';' {
   let quoted = false;
   for (const byte of head) {
     if (byte === 0x22) quoted = !quoted;

@@ -70,7 +70,7 @@ export const csvUploadOnly = contentTypeOnly('text/csv', 'multipart/form-data');
  * multipart one, read by {@link readOneFilePart} (400 `No file uploaded` without it, `Only one file may be
  * uploaded` with more).
  */
-export async function withCsvUpload<T>(
+async function withCsvUpload<T>(
   request: FastifyRequest,
   read: (source: AsyncIterable<Buffer>) => Promise<T>,
 ): Promise<T> {

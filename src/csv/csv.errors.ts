@@ -12,7 +12,7 @@ export const CSV_MAX_RECORD_CHARS = 65_536;
 /** The most columns a header may name: a line of separators must not become an array of millions of cells. */
 export const CSV_MAX_COLUMNS = 256;
 
-export const IMPORT_FILE_TOO_LARGE_MESSAGE = 'Import file too large';
+const IMPORT_FILE_TOO_LARGE_MESSAGE = 'Import file too large';
 
 export class ImportFileTooLarge extends AppError {
   constructor() {
@@ -26,7 +26,7 @@ export class TooManyImportRows extends AppError {
   }
 }
 
-export const NO_IMPORT_ROWS_MESSAGE = 'The file has no rows';
+const NO_IMPORT_ROWS_MESSAGE = 'The file has no rows';
 
 export class NoImportRows extends ValidationFailed {
   constructor() {
@@ -52,7 +52,7 @@ export class MalformedCsv extends ValidationFailed {
   }
 }
 
-export const IMPORT_HAS_ERRORS_MESSAGE = 'Import has errors; nothing was changed';
+const IMPORT_HAS_ERRORS_MESSAGE = 'Import has errors; nothing was changed';
 
 /** Any row failed: nothing changed; the per-row result travels as `data` (docs/api.md §9). */
 export class ImportHasErrors extends AppError {

@@ -29,7 +29,7 @@ export const DOCS_JSON_PATH = '/api/docs-json';
 const SITE_TITLE = 'Module Administration Service API';
 
 /** The security scheme of the identity provider's tokens (docs/sso.md), present when the console may sign in. */
-export const SSO_SCHEME = 'sso';
+const SSO_SCHEME = 'sso';
 
 /** How the console signs people in: the settings of docs/sso.md it needs. */
 export interface DocsSignIn {
@@ -49,8 +49,7 @@ export function docsSignIn(config: Pick<AppConfig, 'passwordLogin' | 'oidc'>): D
   };
 }
 
-export const discoveryUrl = (issuer: string) =>
-  `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
+const discoveryUrl = (issuer: string) => `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
 
 function signInText({ passwordLogin, sso }: DocsSignIn): string {
   const idp = sso && `Sign in with ${new URL(sso.issuer).host} (Authorize, then its \`${SSO_SCHEME}\` entry)`;

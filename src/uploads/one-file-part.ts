@@ -3,7 +3,7 @@ import { type AppError } from '../core/errors.js';
 import { MalformedMultipart, NoFileUploaded, TooManyFiles, TooManyParts } from './upload.errors.js';
 
 /** The name of the multipart part that carries an upload's file. */
-export const FILE_FIELD = 'file';
+const FILE_FIELD = 'file';
 
 /** A part as @fastify/multipart hands it over: a file (with its stream) or a text field. */
 type Part = { type: 'file'; fieldname: string; file: Readable } | { type: 'field'; fieldname: string };

@@ -25,7 +25,7 @@ import {
   USER_NOT_FOUND_MESSAGE,
 } from './users.errors.js';
 
-export const AVATAR_CACHE_CONTROL = 'private, no-cache';
+const AVATAR_CACHE_CONTROL = 'private, no-cache';
 
 /** Whether an `If-None-Match` header matches `etag` (weak comparison, `*` included). */
 export function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {

@@ -31,7 +31,7 @@ const UserImportRowSchema = schema('UserImportRow', {
     },
   },
 });
-export const UserImportResultSchema = schema('UserImportResult', {
+const UserImportResultSchema = schema('UserImportResult', {
   type: 'object',
   required: ['rows', 'created', 'unchanged', 'errors', 'dry_run'],
   additionalProperties: false,
