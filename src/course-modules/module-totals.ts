@@ -1,12 +1,6 @@
 import { Injectable } from '@nestjs/common';
 
-/**
- * Totals of filtered admin module lists (`query`, `code`, `year`), each remembered with the `module_stats`
- * version it was counted at. The list statement reads the current version in its own snapshot and counts the
- * matches only when the version differs from the remembered one, so a total served from here is exactly what
- * counting would give in that snapshot, on every replica: any write to `modules` bumps the version in the
- * same transaction (triggers of migration ModuleCounts).
- */
+/** A total and the `module_stats` version it was counted at. */
 interface KnownTotal {
   version: number;
   total: number;
@@ -14,6 +8,13 @@ interface KnownTotal {
 
 const MAX_ENTRIES = 1000;
 
+/**
+ * Totals of filtered admin module lists (`query`, `code`, `year`), each remembered with the `module_stats`
+ * version it was counted at. The list statement reads the current version in its own snapshot and counts the
+ * matches only when the version differs from the remembered one, so a total served from here is exactly what
+ * counting would give in that snapshot, on every replica: any write to `modules` bumps the version in the
+ * same transaction (triggers of migration ModuleCounts).
+ */
 @Injectable()
 export class ModuleTotals {
   private readonly entries = new Map<string, KnownTotal>();
