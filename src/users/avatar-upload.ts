@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { type Multipart } from '@fastify/multipart';
 import { AppError } from '../core/errors.js';
 import { type FilePart, readOneFilePart } from '../uploads/one-file-part.js';
+import { readHead } from '../uploads/read-head.js';
 import { type ImageType, SNIFF_BYTES, sniffImageType } from './image-type.js';
 import { FileTooLarge, UnsupportedFileType } from './users.errors.js';
 
@@ -33,21 +34,14 @@ async function receiveImage(
   store: (source: Readable) => Promise<void>,
 ): Promise<ImageType | AppError> {
   const { chunks } = file;
-  const head: Buffer[] = [];
-  let headLength = 0;
-  while (headLength < SNIFF_BYTES) {
-    const next = await chunks.next();
-    if (next.done) break;
-    head.push(next.value);
-    headLength += next.value.length;
-  }
-  const type = sniffImageType(Buffer.concat(head));
+  const head = await readHead(chunks, SNIFF_BYTES);
+  const type = sniffImageType(head);
   if (!type) {
     while (!(await chunks.next()).done);
     return new UnsupportedFileType();
   }
   async function* bytes(): AsyncGenerator<Buffer> {
-    yield* head;
+    if (head.length > 0) yield head;
     for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
     // Failing the stream makes the storage write remove its temporary file.
     if (file.truncated()) throw new FileTooLarge();
