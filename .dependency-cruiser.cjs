@@ -3,15 +3,15 @@
  *
  *   auth → users        course-modules → users        webhooks → events        health → redis, database
  *
- * and every feature may use the shared infrastructure below it: database/, storage/, redis/, csv/, openapi/,
- * observability/, core/ and config/, and write to audit/ and events/ (which import no feature). Among the
- * infrastructure: csv/ → openapi/ → core/ → config/, observability/ → config/, and database/, storage/ and
- * redis/ use core/ and config/ only. No other edge between folders is allowed, so the folders form a graph
- * without cycles (docs/architecture.md draws it).
+ * and every feature may use the shared infrastructure below it: database/, storage/, redis/, csv/, uploads/,
+ * openapi/, observability/, core/ and config/, and write to audit/ and events/ (which import no feature). Among
+ * the infrastructure: csv/ → openapi/ → core/ → config/, csv/ → uploads/ → core/, observability/ → config/, and
+ * database/, storage/ and redis/ use core/ and config/ only. No other edge between folders is allowed, so the
+ * folders form a graph without cycles (docs/architecture.md draws it).
  */
 const FEATURES = 'auth|users|course-modules|health|webhooks';
 /** Shared infrastructure that knows no feature. */
-const INFRASTRUCTURE = 'database|storage|redis|csv|openapi|observability|audit|events';
+const INFRASTRUCTURE = 'database|storage|redis|csv|uploads|openapi|observability|audit|events';
 
 /** A rule forbidding imports from one src/ folder into others. */
 const forbid = (name, from, to, comment) => ({
@@ -46,7 +46,7 @@ module.exports = {
     forbid(
       'openapi-uses-core-only',
       'openapi',
-      `${FEATURES}|database|storage|redis|csv|observability|audit|events`,
+      `${FEATURES}|database|storage|redis|csv|uploads|observability|audit|events`,
       'openapi/ builds the document and the console from the decorators; features use it, it knows none.',
     ),
     forbid(
@@ -56,33 +56,39 @@ module.exports = {
       'csv/ reads and writes CSV for any feature; it knows none.',
     ),
     forbid(
+      'uploads-uses-core-only',
+      'uploads',
+      `${FEATURES}|database|storage|redis|csv|openapi|observability|audit|events`,
+      'uploads/ reads upload bodies (the one file part, the accepted content types) for any feature; it knows none.',
+    ),
+    forbid(
       'observability-uses-config-only',
       'observability',
-      `${FEATURES}|database|storage|redis|csv|openapi|audit|events|core`,
+      `${FEATURES}|database|storage|redis|csv|uploads|openapi|audit|events|core`,
       'observability/ (logs and metrics) is used by everything and uses config/ only.',
     ),
     forbid(
       'redis-uses-config-only',
       'redis',
-      `${FEATURES}|database|storage|csv|openapi|observability|audit|events|core`,
+      `${FEATURES}|database|storage|csv|uploads|openapi|observability|audit|events|core`,
       'redis/ is a connection provider; it knows no feature.',
     ),
     forbid(
       'database-imports-no-feature',
       'database',
-      `${FEATURES}|storage|redis|csv|openapi|observability|audit|events`,
+      `${FEATURES}|storage|redis|csv|uploads|openapi|observability|audit|events`,
       'database/ holds shared SQL pieces and the transaction helper only.',
     ),
     forbid(
       'storage-imports-no-feature',
       'storage',
-      `${FEATURES}|database|redis|csv|openapi|observability|audit|events`,
+      `${FEATURES}|database|redis|csv|uploads|openapi|observability|audit|events`,
       'storage/ is a feature-neutral file store.',
     ),
     forbid(
       'audit-imports-no-feature',
       'audit',
-      `${FEATURES}|storage|redis|csv|events`,
+      `${FEATURES}|storage|redis|csv|uploads|events`,
       'audit/ is the trail every feature writes to; it knows none of them.',
     ),
     forbid(
@@ -113,7 +119,7 @@ module.exports = {
     forbid(
       'events-imports-no-feature',
       'events',
-      `${FEATURES}|audit|storage|redis|csv`,
+      `${FEATURES}|audit|storage|redis|csv|uploads`,
       'events/ is the outbox every feature writes to; it knows none of them.',
     ),
     forbid(

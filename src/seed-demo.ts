@@ -18,7 +18,7 @@ and about 10 000 roles, and 100 avatars under STORAGE_DIR. --scale 50 is the ben
 adds nothing. Every generated user has the same password (default "demo-password"); the first administrator is
 created as the service would when the database has no user yet.`;
 
-export const DEMO_PASSWORD = 'demo-password';
+const DEMO_PASSWORD = 'demo-password';
 
 /** A one-line progress bar on stderr, redrawn in place on a terminal and printed per step otherwise. */
 function progressBar(): (done: number, step: string) => void {

@@ -613,10 +613,6 @@ describe('POST /api/modules/rollover', () => {
 
   describe('at scale', () => {
     /**
-     * Every statement the service sends on a query runner (transactions, repository calls) during `work`;
-     * `ROLLOVER_TIMES=1` prints each one's time.
-     */
-    /**
      * The statements the service sends during `work`, one list per query runner (a transaction, a repository
      * call); `ROLLOVER_TIMES=1` prints each one's time.
      */

@@ -18,6 +18,44 @@ const TRY_PATH = '/api/modules';
 const CONSOLE_SCREENSHOT = path.resolve('docs/images/swagger-ui-console.png');
 const SSO_SCREENSHOT = path.resolve('docs/images/swagger-ui-sso.png');
 
+/**
+ * Headless Chromium on the profile `userDataDir`, and its page: CSP violations, console errors and page errors
+ * are collected in `problems`, which the tests expect to stay empty.
+ */
+async function openBrowser(
+  userDataDir: string,
+  problems: string[],
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: browser.found,
+    headless: true,
+    viewport: { width: 1280, height: 1000 },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-quic',
+      '--no-first-run',
+    ],
+  });
+  context.setDefaultTimeout(15_000);
+  const page = context.pages()[0] ?? (await context.newPage());
+  // CSP violations surface as console errors and as events; either fails the test.
+  await page.addInitScript({
+    content: `document.addEventListener('securitypolicyviolation', (event) => {
+        console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI);
+      });`,
+  });
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  return { context, page };
+}
+
 describeWhenAvailable(browser, 'Swagger UI in a real browser', () => {
   let app: TestApp;
   let userDataDir: string;
@@ -31,33 +69,7 @@ describeWhenAvailable(browser, 'Swagger UI in a real browser', () => {
   beforeAll(async () => {
     app = await startTestApp();
     userDataDir = await mkdtemp(path.join(tmpdir(), 'mas-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: browser.found,
-      headless: true,
-      viewport: { width: 1280, height: 1000 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--disable-quic',
-        '--no-first-run',
-      ],
-    });
-    context.setDefaultTimeout(15_000);
-    page = context.pages()[0] ?? (await context.newPage());
-    // CSP violations surface as console errors and as events; either fails the test.
-    await page.addInitScript({
-      content: `document.addEventListener('securitypolicyviolation', (event) => {
-        console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI);
-      });`,
-    });
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    ({ context, page } = await openBrowser(userDataDir, problems));
     page.on('requestfailed', (request) => problems.push(`request failed: ${request.url()}`));
     page.on('request', (request) => requestedUrls.push(request.url()));
   });
@@ -354,29 +366,7 @@ describeWhenAvailable(browser, 'Swagger UI signing in through the identity provi
       },
     });
     userDataDir = await mkdtemp(path.join(tmpdir(), 'mas-chromium-sso-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: browser.found,
-      headless: true,
-      viewport: { width: 1280, height: 1000 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--no-first-run',
-      ],
-    });
-    context.setDefaultTimeout(15_000);
-    page = context.pages()[0] ?? (await context.newPage());
-    await page.addInitScript({
-      content: `document.addEventListener('securitypolicyviolation', (event) => {
-        console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI);
-      });`,
-    });
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    ({ context, page } = await openBrowser(userDataDir, problems));
   });
 
   afterAll(async () => {

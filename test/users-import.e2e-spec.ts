@@ -209,6 +209,15 @@ describe('Users import (POST /api/users/import)', () => {
     expect(await userCount()).toBe(2);
   });
 
+  it('answers 413 to more than 100 parts, as the avatar upload does', async () => {
+    const res = await postCsvForm(app.url, '/api/users/import', token, [
+      { name: 'file', filename: 'users.csv', text: 'username,email\nann,ann@example.edu\n' },
+      ...Array.from({ length: 100 }, (_, i) => ({ name: `note${i}`, text: 'x' })),
+    ]);
+    expect(res).toEqual({ status: 413, body: failure('Request body too large') });
+    expect(await userCount()).toBe(1);
+  });
+
   it.each([
     ['a missing required column', 'username,admin\nann,true\n', 'Missing column: email'],
     ['a header alone', 'username,email\r\n\r\n', 'The file has no rows'],

@@ -12,6 +12,15 @@ import { LoginDto } from './dto/login.dto.js';
 import { LoginThrottleGuard } from './login-throttle.guard.js';
 import { PasswordLoginGuard } from './password-login.guard.js';
 import { type UserSummary } from '../users/user.mapper.js';
+import { MALFORMED_JSON_MESSAGE, UNSUPPORTED_CONTENT_TYPE_MESSAGE } from '../core/errors.js';
+import {
+  INVALID_CREDENTIALS_MESSAGE,
+  PASSWORD_LOGIN_DISABLED_MESSAGE,
+  SINGLE_SIGN_ON_ACCOUNT_MESSAGE,
+  TOO_MANY_LOGINS_MESSAGE,
+  WRONG_CURRENT_PASSWORD_MESSAGE,
+} from './auth.errors.js';
+import { PASSWORD_MESSAGE } from '../users/user-rules.js';
 
 @ApiTags('Auth')
 @Controller('auth')
@@ -26,11 +35,11 @@ export class AuthController {
   @ApiOperation({ summary: 'Sign in and get a bearer token' })
   @ApiOk(200, 'Login successful', SessionSchema)
   @ApiErrors({
-    400: ['Malformed JSON body', 'username must be a string of 1-320 characters'],
-    401: ['Invalid username or password'],
-    403: ['Password login is disabled; use single sign-on'],
-    415: ['Unsupported content type'],
-    429: ['Too many requests, try again later'],
+    400: [MALFORMED_JSON_MESSAGE, 'username must be a string of 1-320 characters'],
+    401: [INVALID_CREDENTIALS_MESSAGE],
+    403: [PASSWORD_LOGIN_DISABLED_MESSAGE],
+    415: [UNSUPPORTED_CONTENT_TYPE_MESSAGE],
+    429: [TOO_MANY_LOGINS_MESSAGE],
   })
   login(@Body() body: LoginDto, @RequestCtx() context: RequestContext): Promise<Session> {
     return this.auth.login(body, context);
@@ -62,13 +71,9 @@ export class AuthController {
   @ApiAuthenticated()
   @ApiOk(200, 'Password changed successfully', SessionSchema)
   @ApiErrors({
-    400: [
-      'Password must be 8-128 characters',
-      'Malformed JSON body',
-      'This account signs in with single sign-on',
-    ],
-    401: ['Current password is incorrect'],
-    415: ['Unsupported content type'],
+    400: [PASSWORD_MESSAGE, MALFORMED_JSON_MESSAGE, SINGLE_SIGN_ON_ACCOUNT_MESSAGE],
+    401: [WRONG_CURRENT_PASSWORD_MESSAGE],
+    415: [UNSUPPORTED_CONTENT_TYPE_MESSAGE],
   })
   changePassword(
     @CurrentUser() user: AuthUser,

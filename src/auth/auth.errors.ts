@@ -1,20 +1,26 @@
 import { AppError } from '../core/errors.js';
 
+export const INVALID_CREDENTIALS_MESSAGE = 'Invalid username or password';
+
 export class InvalidCredentials extends AppError {
   constructor() {
-    super(401, 'Invalid username or password');
+    super(401, INVALID_CREDENTIALS_MESSAGE);
   }
 }
+
+export const TOO_MANY_LOGINS_MESSAGE = 'Too many requests, try again later';
 
 export class TooManyLoginAttempts extends AppError {
   constructor() {
-    super(429, 'Too many requests, try again later');
+    super(429, TOO_MANY_LOGINS_MESSAGE);
   }
 }
 
+export const WRONG_CURRENT_PASSWORD_MESSAGE = 'Current password is incorrect';
+
 export class WrongCurrentPassword extends AppError {
   constructor() {
-    super(401, 'Current password is incorrect');
+    super(401, WRONG_CURRENT_PASSWORD_MESSAGE);
   }
 }
 
@@ -25,15 +31,19 @@ export class NoAccountForIdentity extends AppError {
   }
 }
 
+export const PASSWORD_LOGIN_DISABLED_MESSAGE = 'Password login is disabled; use single sign-on';
+
 export class PasswordLoginDisabled extends AppError {
   constructor() {
-    super(403, 'Password login is disabled; use single sign-on');
+    super(403, PASSWORD_LOGIN_DISABLED_MESSAGE);
   }
 }
+
+export const SINGLE_SIGN_ON_ACCOUNT_MESSAGE = 'This account signs in with single sign-on';
 
 /** A password change for a user created by single sign-on, who has no password. */
 export class SingleSignOnAccount extends AppError {
   constructor() {
-    super(400, 'This account signs in with single sign-on');
+    super(400, SINGLE_SIGN_ON_ACCOUNT_MESSAGE);
   }
 }

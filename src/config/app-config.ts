@@ -81,7 +81,7 @@ export interface OidcSettings {
 }
 
 /** Webhook URL rules and delivery timing. */
-export interface WebhookSettings {
+interface WebhookSettings {
   /** `http://` URLs are accepted too (tests, a receiver on a private network). */
   allowHttp: boolean;
   /** URLs may resolve to loopback, link-local and private addresses (tests only). */
@@ -101,7 +101,7 @@ export interface S3Settings {
   forcePathStyle: boolean;
 }
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Thrown at boot for a bad setting; the message names the variable. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { readOrCreateSecret } from './secret-file.js';
 
 /** The shortest HS256 secret accepted, stored or configured. */
-export const MIN_JWT_SECRET_LENGTH = 32;
+const MIN_JWT_SECRET_LENGTH = 32;
 
 /**
  * The configured secret, or one generated on first start and kept (mode 0600) in the data directory. A stored

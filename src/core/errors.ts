@@ -15,6 +15,15 @@ export class AppError extends Error {
 
 export const PERMISSION_DENIED_MESSAGE = 'You do not have permission to perform this action';
 export const INTERNAL_ERROR_MESSAGE = 'An internal server error occurred';
+export const AUTHENTICATION_REQUIRED_MESSAGE = 'Authentication required';
+export const INVALID_TOKEN_MESSAGE = 'Invalid or expired token';
+/** The answers of the HTTP layer to the framing of a body (docs/api.md §1, step 0). */
+export const MALFORMED_JSON_MESSAGE = 'Malformed JSON body';
+export const UNSUPPORTED_CONTENT_TYPE_MESSAGE = 'Unsupported content type';
+export const REQUEST_BODY_TOO_LARGE_MESSAGE = 'Request body too large';
+export const NOT_A_JSON_OBJECT_MESSAGE = 'Request body must be a JSON object';
+/** An update (PUT/PATCH) without any field to change. */
+export const NOTHING_TO_UPDATE_MESSAGE = 'At least one field must be provided';
 
 export class ValidationFailed extends AppError {
   constructor(message: string) {
@@ -24,13 +33,13 @@ export class ValidationFailed extends AppError {
 
 export class AuthenticationRequired extends AppError {
   constructor() {
-    super(401, 'Authentication required');
+    super(401, AUTHENTICATION_REQUIRED_MESSAGE);
   }
 }
 
 export class InvalidToken extends AppError {
   constructor() {
-    super(401, 'Invalid or expired token');
+    super(401, INVALID_TOKEN_MESSAGE);
   }
 }
 

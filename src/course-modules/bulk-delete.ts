@@ -1,9 +1,9 @@
 import { INT64_MAX } from '../core/ids.js';
 import { MODULE_NOT_FOUND_MESSAGE } from './module.errors.js';
 
-export const DUPLICATE_MODULE_ID_MESSAGE = 'Duplicate module ID';
+const DUPLICATE_MODULE_ID_MESSAGE = 'Duplicate module ID';
 
-export interface BulkDeleteFailure {
+interface BulkDeleteFailure {
   id: number;
   error: string;
 }

@@ -9,7 +9,12 @@ import {
   ResponseMessage,
   WithMessage,
 } from '../core/decorators.js';
-import { INTERNAL_ERROR_MESSAGE, PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
+import {
+  INTERNAL_ERROR_MESSAGE,
+  NOT_A_JSON_OBJECT_MESSAGE,
+  PERMISSION_DENIED_MESSAGE,
+  UNSUPPORTED_CONTENT_TYPE_MESSAGE,
+} from '../core/errors.js';
 import { type JsonText } from '../core/json-text.js';
 import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../openapi/openapi.js';
 import {
@@ -20,7 +25,7 @@ import {
   MyModulesSchema,
   RolloverResultSchema,
 } from './module.schemas.js';
-import { type Query as QueryParams, QueryReader } from '../core/query.js';
+import { INVALID_SORT_MESSAGE, type Query as QueryParams, QueryReader } from '../core/query.js';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { bulkDeleteMessage, type BulkDeleteResult } from './bulk-delete.js';
@@ -56,7 +61,7 @@ import {
   YEAR_MESSAGE,
 } from './module-rules.js';
 
-const NOT_AN_OBJECT = 'Request body must be a JSON object';
+const NOT_AN_OBJECT = NOT_A_JSON_OBJECT_MESSAGE;
 const UNKNOWN_PROPERTY = 'property <name> should not exist';
 const MODULE_BODY_MESSAGES = [
   CODE_MESSAGE,
@@ -104,7 +109,7 @@ export class CourseModulesController {
       'year must be an integer',
       'query must be given at most once',
       'query must not contain NUL characters',
-      'Invalid field used for sorting',
+      INVALID_SORT_MESSAGE,
     ],
   })
   list(@CurrentUser() user: AuthUser, @Query() query: QueryParams): Promise<JsonText<ModuleList>> {
@@ -258,7 +263,7 @@ export class CourseModulesController {
   @ApiOperation({ summary: 'Delete a module with its roles, assignments and files' })
   @ApiOk(200, 'Module deleted successfully', null)
   // The route takes no body, but one sent with a content type other than JSON is refused by the framework.
-  @ApiErrors({ 404: [MODULE_NOT_FOUND_MESSAGE], 415: ['Unsupported content type'] })
+  @ApiErrors({ 404: [MODULE_NOT_FOUND_MESSAGE], 415: [UNSUPPORTED_CONTENT_TYPE_MESSAGE] })
   async remove(@ModuleIdParam() id: string, @RequestCtx() context: RequestContext): Promise<null> {
     await this.modules.remove(id, context);
     return null;

@@ -1,7 +1,7 @@
 import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
-import { CsvUploadOnlyMiddleware } from '../csv/csv-upload.js';
+import { csvUploadOnly } from '../csv/csv-upload.js';
 import { Transactions } from '../database/transactions.js';
 import { EventsModule } from '../events/events.module.js';
 import { UsersModule } from '../users/users.module.js';
@@ -14,11 +14,12 @@ import { RolloverBodyPipe } from './dto/rollover-body.pipe.js';
 import { ModuleFiles } from './module-files.js';
 import { ModuleRolesRepository } from './module-roles.repository.js';
 import { ModuleTotals } from './module-totals.js';
-import { PersonnelController, StudentsController } from './personnel.controller.js';
+import { PersonnelController } from './personnel.controller.js';
 import { PersonnelService } from './personnel.service.js';
 import { RolloverService } from './rollover.service.js';
 import { RosterController } from './roster.controller.js';
 import { RosterService } from './roster.service.js';
+import { StudentsController } from './students.controller.js';
 import { UserModuleRole } from './user-module-role.entity.js';
 import { UserModulesController } from './user-modules.controller.js';
 
@@ -49,7 +50,7 @@ import { UserModulesController } from './user-modules.controller.js';
 export class CourseModulesModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer
-      .apply(CsvUploadOnlyMiddleware)
+      .apply(csvUploadOnly)
       .forRoutes({ path: 'modules/:module_id/roster/import', method: RequestMethod.POST });
   }
 }

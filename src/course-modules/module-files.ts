@@ -7,7 +7,7 @@ const MODULES_FOLDER = 'modules';
 const REMOVALS_AT_ONCE = 16;
 
 /** The storage folder of a module's files: every file of module 12 lives under `modules/12/`. */
-export const moduleFolder = (moduleId: number | string) => `${MODULES_FOLDER}/${moduleId}`;
+const moduleFolder = (moduleId: number | string) => `${MODULES_FOLDER}/${moduleId}`;
 
 /**
  * A module's files in storage. They are removed after the deleting transaction commits; should the process

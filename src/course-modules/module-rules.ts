@@ -42,7 +42,7 @@ export function IsModuleDescription(options?: ValidationOptions) {
   );
 }
 
-export interface IdListMessages {
+interface IdListMessages {
   /** Missing, null or empty. */
   required: string;
   tooMany: string;

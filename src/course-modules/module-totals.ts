@@ -1,5 +1,13 @@
 import { Injectable } from '@nestjs/common';
 
+/** A total and the `module_stats` version it was counted at. */
+interface KnownTotal {
+  version: number;
+  total: number;
+}
+
+const MAX_ENTRIES = 1000;
+
 /**
  * Totals of filtered admin module lists (`query`, `code`, `year`), each remembered with the `module_stats`
  * version it was counted at. The list statement reads the current version in its own snapshot and counts the
@@ -7,13 +15,6 @@ import { Injectable } from '@nestjs/common';
  * counting would give in that snapshot, on every replica: any write to `modules` bumps the version in the
  * same transaction (triggers of migration ModuleCounts).
  */
-export interface KnownTotal {
-  version: number;
-  total: number;
-}
-
-const MAX_ENTRIES = 1000;
-
 @Injectable()
 export class ModuleTotals {
   private readonly entries = new Map<string, KnownTotal>();

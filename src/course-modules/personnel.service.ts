@@ -31,7 +31,7 @@ export interface UserPage<T> {
 }
 
 /** Which list is asked for: the whole personnel (staff only) or the student roster (teaching staff). */
-export type RosterView = 'personnel' | 'students';
+type RosterView = 'personnel' | 'students';
 
 /** The named ids once each, in request order, as exact decimal strings. */
 function distinctIds(ids: readonly number[]): string[] {
@@ -50,7 +50,7 @@ const membersChange = (moduleId: string): MembersChanged => ({
 });
 
 /** Which audit action a group write records, and for whom. */
-export interface AuditOf<A extends AuditAction> {
+interface AuditOf<A extends AuditAction> {
   action: A;
   context: RequestContext;
 }

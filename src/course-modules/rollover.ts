@@ -19,9 +19,9 @@ export class TooManyModules extends AppError {
   }
 }
 
-export type RolloverAction = 'create' | 'exists' | 'missing';
+type RolloverAction = 'create' | 'exists' | 'missing';
 
-export interface RolloverRow {
+interface RolloverRow {
   code: string;
   from_id: number | null;
   /** Null on a dry-run create and on a missing code. */

@@ -7,10 +7,10 @@ export const ROSTER_COLUMNS = ['user', 'role'] as const;
 export type RosterColumn = (typeof ROSTER_COLUMNS)[number];
 export type RosterMode = 'add' | 'sync';
 
-export const DUPLICATE_USER_MESSAGE = 'Duplicate user in file';
-export const unknownUserMessage = (value: string) => `Unknown user: ${value}`;
+const DUPLICATE_USER_MESSAGE = 'Duplicate user in file';
+const unknownUserMessage = (value: string) => `Unknown user: ${value}`;
 
-export interface RosterImportRow {
+interface RosterImportRow {
   line: number;
   action: 'assign' | 'change' | 'unchanged' | 'error';
   user: string;
@@ -20,7 +20,7 @@ export interface RosterImportRow {
   errors?: string[];
 }
 
-export interface RemovedMember {
+interface RemovedMember {
   user_id: number;
   username: string;
   role: ModuleRole;
@@ -37,7 +37,7 @@ export interface RosterImportResult {
   dry_run: boolean;
 }
 
-export interface KnownUser {
+interface KnownUser {
   id: number;
   username: string;
 }
@@ -46,7 +46,7 @@ export interface Member extends KnownUser {
   role: ModuleRole;
 }
 
-export interface RosterPlanInput {
+interface RosterPlanInput {
   rows: readonly CsvRow<RosterColumn>[];
   /** Stored users by lower-cased username and by lower-cased email. */
   users: ReadonlyMap<string, KnownUser>;

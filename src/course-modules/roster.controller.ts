@@ -10,7 +10,7 @@ import { type AuthUser, CurrentUser, WithMessage } from '../core/decorators.js';
 import { PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
 import { ApiErrors, ApiOk, errorResponse, schema } from '../openapi/openapi.js';
 import { RoleSchema } from './module.schemas.js';
-import { type Query as QueryParams, QueryReader } from '../core/query.js';
+import { INVALID_SORT_MESSAGE, type Query as QueryParams, QueryReader } from '../core/query.js';
 import { readUserListParams } from './list-params.js';
 import { MODULE_NOT_FOUND_MESSAGE } from './module.errors.js';
 import { ModuleIdParam } from './module-id.param.js';
@@ -145,7 +145,7 @@ export class RosterController {
   @ApiQuery({ name: 'query', required: false, schema: { type: 'string', example: 'smith' } })
   @ApiQuery({ name: 'sort', required: false, schema: { type: 'string', example: 'username' } })
   @ApiCsvDownload('user_id,username,email,role\r\n42,jsmith,jsmith@example.edu,Student\r\n')
-  @ApiResponse({ status: 400, ...errorResponse([INVALID_ROLE_MESSAGE, 'Invalid field used for sorting']) })
+  @ApiResponse({ status: 400, ...errorResponse([INVALID_ROLE_MESSAGE, INVALID_SORT_MESSAGE]) })
   @ApiResponse({ status: 403, ...errorResponse([PERMISSION_DENIED_MESSAGE]) })
   @ApiResponse({ status: 404, ...errorResponse([MODULE_NOT_FOUND_MESSAGE]) })
   export(

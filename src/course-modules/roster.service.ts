@@ -25,7 +25,7 @@ import { ModuleRolesRepository } from './module-roles.repository.js';
 
 export const ROSTER_EXPORT_COLUMNS = ['user_id', 'username', 'email', 'role'] as const;
 
-export class SyncLimitExceeded extends AppError {
+class SyncLimitExceeded extends AppError {
   constructor(count: number, limit: number) {
     super(409, `Sync would remove ${count} members; the limit is ${limit}`);
   }

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { CsvError, type InfoRecord, parse } from 'csv-parse';
+import { readHead } from '../uploads/read-head.js';
 import {
   CSV_MAX_BYTES,
   CSV_MAX_COLUMNS,
@@ -38,8 +39,12 @@ export async function readCsv<R extends string, O extends string = never>(
 ): Promise<CsvRow<R | O>[]> {
   let lastLine = 0;
   let lastEmptyLines = 0;
-  const bounded = limitBytes(source);
-  const { head, rest } = await peekFirstLine(bounded);
+  const rest = limitBytes(source);
+  const head = await readHead(
+    rest,
+    HEADER_PEEK_BYTES,
+    (chunk) => chunk.includes(0x0a) || chunk.includes(0x0d),
+  );
   const parser = parse({
     bom: true,
     delimiter: delimiterOf(head),
@@ -133,7 +138,7 @@ function malformedLine(error: CsvError, lastLine: number, lastEmptyLines: number
 }
 
 /** `;` when the header line's first delimiter outside quotes is a semicolon, else `,`. */
-export function delimiterOf(head: Buffer): ',' | ';' {
+function delimiterOf(head: Buffer): ',' | ';' {
   let quoted = false;
   for (const byte of head) {
     if (byte === 0x22) quoted = !quoted;
@@ -153,20 +158,4 @@ async function* limitBytes(source: AsyncIterable<Buffer | string>): AsyncGenerat
     if (total > CSV_MAX_BYTES) throw new ImportFileTooLarge();
     yield bytes;
   }
-}
-
-/** Reads until the first line break (or {@link HEADER_PEEK_BYTES}); returns what was read and the rest. */
-async function peekFirstLine(
-  source: AsyncGenerator<Buffer>,
-): Promise<{ head: Buffer; rest: AsyncGenerator<Buffer> }> {
-  const chunks: Buffer[] = [];
-  let length = 0;
-  while (length < HEADER_PEEK_BYTES) {
-    const next = await source.next();
-    if (next.done) break;
-    chunks.push(next.value);
-    length += next.value.length;
-    if (next.value.includes(0x0a) || next.value.includes(0x0d)) break;
-  }
-  return { head: Buffer.concat(chunks), rest: source };
 }

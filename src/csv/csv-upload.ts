@@ -1,30 +1,14 @@
-import { type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { applyDecorators, Injectable, type NestMiddleware } from '@nestjs/common';
+import { applyDecorators } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiBody, ApiConsumes, ApiQuery } from '@nestjs/swagger';
 import { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { AppError, ValidationFailed } from '../core/errors.js';
 import { type QueryReader } from '../core/query.js';
+import { contentTypeOnly } from '../uploads/content-type-only.js';
+import { readOneFilePart } from '../uploads/one-file-part.js';
+import { UnsupportedContentType } from '../uploads/upload.errors.js';
 import { type CsvRow, readCsv } from './csv-reader.js';
 import { CSV_MAX_BYTES, ImportFileTooLarge } from './csv.errors.js';
-
-/** The multipart part that carries the file. */
-export const CSV_FILE_FIELD = 'file';
-
-class UnsupportedContentType extends AppError {
-  constructor() {
-    super(415, 'Unsupported content type');
-  }
-}
-
-const mediaType = (header: string | undefined) => header?.split(';', 1)[0].trim().toLowerCase();
-
-/** Whether a Content-Type is one an import accepts: `text/csv` or `multipart/form-data`. */
-export function isCsvUploadType(header: string | undefined): boolean {
-  const type = mediaType(header);
-  return type === 'text/csv' || type === 'multipart/form-data';
-}
 
 /**
  * Marks a route as a CSV import (its `text/csv` body is handed over as a stream) and documents its body.
@@ -76,62 +60,28 @@ export function registerCsvBodyParser(fastify: FastifyInstance): void {
 }
 
 /**
- * Import routes take CSV or multipart only. As middleware it runs before the guards, so another content type is
- * answered 415 before authentication, as the framing of the body is (docs/api.md §1, step 0).
+ * Import routes take CSV or multipart only, answered 415 before authentication otherwise (docs/api.md §1,
+ * step 0).
  */
-@Injectable()
-export class CsvUploadOnlyMiddleware implements NestMiddleware {
-  use(request: IncomingMessage, _response: ServerResponse, next: (error?: unknown) => void): void {
-    next(isCsvUploadType(request.headers['content-type']) ? undefined : new UnsupportedContentType());
-  }
-}
-
-type MultipartRequest = FastifyRequest & {
-  isMultipart(): boolean;
-  parts(options?: {
-    limits?: { fileSize?: number; files?: number };
-  }): AsyncIterableIterator<
-    { type: 'file'; fieldname: string; file: Readable } | { type: 'field'; fieldname: string }
-  >;
-};
+export const csvUploadOnly = contentTypeOnly('text/csv', 'multipart/form-data');
 
 /**
  * Hands the uploaded CSV bytes to `read`: the body of a `text/csv` request, or the part named `file` of a
- * multipart one (400 `No file uploaded` without it, `Only one file may be uploaded` with more).
+ * multipart one, read by {@link readOneFilePart} (400 `No file uploaded` without it, `Only one file may be
+ * uploaded` with more).
  */
-export async function withCsvUpload<T>(
+async function withCsvUpload<T>(
   request: FastifyRequest,
   read: (source: AsyncIterable<Buffer>) => Promise<T>,
 ): Promise<T> {
-  const multipart = request as MultipartRequest;
-  if (!multipart.isMultipart()) {
+  if (!request.isMultipart()) {
     const body = request.body;
     // Not destroyed when reading stops early (a limit): Node then discards the rest of the body itself.
     return read(body instanceof Readable ? body.iterator({ destroyOnReturn: false }) : Readable.from([]));
   }
-  let result: { value: T } | undefined;
-  let files = 0;
-  try {
-    // One byte over the limit is kept so the reader can tell "too large" from "exactly the limit".
-    for await (const part of multipart.parts({ limits: { fileSize: CSV_MAX_BYTES + 1, files: 2 } })) {
-      if (part.type !== 'file') continue;
-      files++;
-      if (part.fieldname !== CSV_FILE_FIELD || result !== undefined) {
-        part.file.resume();
-        await new Promise((resolve) => part.file.once('end', resolve));
-        continue;
-      }
-      result = { value: await read(part.file) };
-    }
-  } catch (error) {
-    if (error instanceof AppError) throw error;
-    const code = (error as { code?: unknown } | null)?.code;
-    if (code === 'FST_FILES_LIMIT') throw new ValidationFailed('Only one file may be uploaded');
-    throw new ValidationFailed('Malformed multipart body');
-  }
-  if (result === undefined) throw new ValidationFailed('No file uploaded');
-  if (files > 1) throw new ValidationFailed('Only one file may be uploaded');
-  return result.value;
+  // One byte over the limit is kept so the reader can tell "too large" from "exactly the limit".
+  const parts = request.parts({ limits: { fileSize: CSV_MAX_BYTES + 1, files: 2 } });
+  return readOneFilePart(parts, (file) => read(file.chunks));
 }
 
 /** The rows of the uploaded CSV (a `text/csv` body or the multipart part `file`), read by {@link readCsv}. */

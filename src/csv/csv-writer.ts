@@ -7,7 +7,7 @@ import { stringify } from 'csv-stringify';
 const FORMULA_START = /^[=+\-@\t\r]/;
 
 /** A text cell, prefixed with `'` when a spreadsheet would run it as a formula (docs/api.md §9). */
-export function csvCell(text: string): string {
+function csvCell(text: string): string {
   return FORMULA_START.test(text) ? `'${text}` : text;
 }
 

@@ -1,6 +1,7 @@
 import { ApiResponse } from '@nestjs/swagger';
-import { AppError, ValidationFailed } from '../core/errors.js';
+import { AppError, UNSUPPORTED_CONTENT_TYPE_MESSAGE, ValidationFailed } from '../core/errors.js';
 import { type Schema } from '../openapi/openapi.js';
+import { NO_FILE_UPLOADED_MESSAGE } from '../uploads/upload.errors.js';
 
 /** The largest import body: 5 MiB (docs/api.md §9). */
 export const CSV_MAX_BYTES = 5 * 1024 * 1024;
@@ -11,9 +12,11 @@ export const CSV_MAX_RECORD_CHARS = 65_536;
 /** The most columns a header may name: a line of separators must not become an array of millions of cells. */
 export const CSV_MAX_COLUMNS = 256;
 
+const IMPORT_FILE_TOO_LARGE_MESSAGE = 'Import file too large';
+
 export class ImportFileTooLarge extends AppError {
   constructor() {
-    super(413, 'Import file too large');
+    super(413, IMPORT_FILE_TOO_LARGE_MESSAGE);
   }
 }
 
@@ -23,9 +26,11 @@ export class TooManyImportRows extends AppError {
   }
 }
 
+const NO_IMPORT_ROWS_MESSAGE = 'The file has no rows';
+
 export class NoImportRows extends ValidationFailed {
   constructor() {
-    super('The file has no rows');
+    super(NO_IMPORT_ROWS_MESSAGE);
   }
 }
 
@@ -47,37 +52,39 @@ export class MalformedCsv extends ValidationFailed {
   }
 }
 
+const IMPORT_HAS_ERRORS_MESSAGE = 'Import has errors; nothing was changed';
+
 /** Any row failed: nothing changed; the per-row result travels as `data` (docs/api.md §9). */
 export class ImportHasErrors extends AppError {
   constructor(result: unknown) {
-    super(422, 'Import has errors; nothing was changed', result);
+    super(422, IMPORT_HAS_ERRORS_MESSAGE, result);
   }
 }
 
 export const CSV_IMPORT_MESSAGES = {
   400: [
-    'The file has no rows',
+    NO_IMPORT_ROWS_MESSAGE,
     'Missing column: <name>',
     'Malformed CSV at line <n>',
     `At most ${CSV_MAX_COLUMNS} columns are allowed per import`,
-    'No file uploaded',
+    NO_FILE_UPLOADED_MESSAGE,
   ],
-  413: ['Import file too large', `At most ${CSV_MAX_ROWS} rows are allowed per import`],
-  415: ['Unsupported content type'],
+  413: [IMPORT_FILE_TOO_LARGE_MESSAGE, `At most ${CSV_MAX_ROWS} rows are allowed per import`],
+  415: [UNSUPPORTED_CONTENT_TYPE_MESSAGE],
 };
 
 /** The 422 of an import: the error envelope carrying the per-row result as `data`. */
 export const ApiImportHasErrors = (result: Schema) =>
   ApiResponse({
     status: 422,
-    description: 'Import has errors; nothing was changed',
+    description: IMPORT_HAS_ERRORS_MESSAGE,
     schema: {
       type: 'object',
       required: ['success', 'data', 'message'],
       properties: {
         success: { type: 'boolean', enum: [false] },
         data: result,
-        message: { type: 'string', example: 'Import has errors; nothing was changed' },
+        message: { type: 'string', example: IMPORT_HAS_ERRORS_MESSAGE },
       },
     },
   });

@@ -1,7 +1,7 @@
 import pg from 'pg';
 
 /** A query that had no answer within DB_QUERY_TIMEOUT_MS; its connection was closed. */
-export class QueryTimedOut extends Error {
+class QueryTimedOut extends Error {
   constructor(timeoutMs: number) {
     super(`The database did not answer within ${timeoutMs} ms; the connection was closed`);
     this.name = 'QueryTimedOut';

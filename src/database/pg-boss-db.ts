@@ -1,7 +1,7 @@
 import { type EntityManager } from 'typeorm';
 
 /** What pg-boss calls to run its statements (its `db` option). */
-export interface JobDb {
+interface JobDb {
   executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
 }
 

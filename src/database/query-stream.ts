@@ -9,7 +9,7 @@ import { discardConnection } from './bounded-client.js';
 const BATCH_SIZE = 500;
 
 /** How long a streamed query may take, as a whole and between two reads of its consumer. */
-export interface StreamBounds {
+interface StreamBounds {
   /** The statement timeout while it runs (each fetch of a batch is one statement for PostgreSQL). */
   statementMs: number;
   /** From the first row to the last: DB_LONG_QUERY_TIMEOUT_MS. */
@@ -28,7 +28,7 @@ export function exportBounds(config: AppConfig): StreamBounds {
 }
 
 /** A stream cut by a bound of {@link StreamBounds}. */
-export class StreamTimedOut extends Error {
+class StreamTimedOut extends Error {
   constructor(what: string, ms: number) {
     super(`The streamed query ${what} ${ms} ms; it was cut and its connection closed`);
     this.name = 'StreamTimedOut';

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { CHANGE_EVENTS_CHANNEL } from './change-events.repository.js';
 
 /** A wait for the next notification: `woken` resolves on it (or when the listener cannot promise one). */
-export interface NotificationTicket {
+interface NotificationTicket {
   woken: Promise<void>;
   cancel(): void;
 }

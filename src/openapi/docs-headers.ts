@@ -7,7 +7,7 @@ import { type DocsSignIn, DOCS_PATH, OAUTH2_REDIRECT_PATH } from './setup.js';
  * `data:` SVGs, an image response of "Try it out" (an avatar) is shown from a `blob:` URL, and "Try it out"
  * calls the API on the same origin. React sets inline styles through the CSSOM, which CSP does not restrict.
  */
-export const DOCS_CSP = {
+const DOCS_CSP = {
   useDefaults: false,
   directives: {
     defaultSrc: ["'self'"],
@@ -23,11 +23,11 @@ export const DOCS_CSP = {
 };
 
 /** Swagger UI's page and static assets (not the JSON document, which is plain data and keeps the API policy). */
-export function isDocsUiRoute(url: string): boolean {
+function isDocsUiRoute(url: string): boolean {
   return url === DOCS_PATH || url.startsWith(`${DOCS_PATH}/`);
 }
 
-export const DOCS_HEADERS = helmetHeaders({ ...COMMON_HELMET_OPTIONS, contentSecurityPolicy: DOCS_CSP });
+const DOCS_HEADERS = helmetHeaders({ ...COMMON_HELMET_OPTIONS, contentSecurityPolicy: DOCS_CSP });
 
 /**
  * The docs headers when the console signs in through the identity provider (docs/sso.md), relaxed for the
@@ -36,7 +36,7 @@ export const DOCS_HEADERS = helmetHeaders({ ...COMMON_HELMET_OPTIONS, contentSec
  * (`Cross-Origin-Opener-Policy: same-origin-allow-popups`). The redirect page the popup ends on has no COOP, or
  * the browser would cut it off from the page that opened it.
  */
-export function docsHeaders(signIn: DocsSignIn | undefined): {
+function docsHeaders(signIn: DocsSignIn | undefined): {
   page: Readonly<Record<string, string>>;
   redirect: Readonly<Record<string, string>>;
 } {

@@ -7,7 +7,7 @@
  *   `example`.
  * - Controllers: `@ApiTags('Modules')`; on each handler `@ApiOperation({ summary })`, `@ApiOk(status, message,
  *   dataSchema)` for the success response and `@ApiErrors({ 400: [...messages], 404: [...] })` for the failures.
- *   `@ApiAuthenticated()` / `@ApiAdmin()` add bearer security with the 401 (and 403) responses.
+ *   `@ApiAuthenticated()` adds bearer security with the 401 responses.
  * - Response data schemas are plain JSON Schema registered by name with `schema(name, definition)`, which returns
  *   a `$ref`. Each feature declares its resources beside its controllers (`*.schemas.ts`).
  * - Query parameters: `@ApiQuery({ name, required: false, schema })`; `ApiPagingQuery()` for page/per_page,
@@ -15,7 +15,7 @@
  * - Added to every operation when the document is built (openapi.setup.ts), from the same metadata the guards
  *   read: bearer security and 401 unless `@Public()`, 403 when `@AdminOnly()`; for a `*_id` path parameter its
  *   integer schema and 400; for PUT/POST/DELETE (unless multipart) 400 `Malformed JSON body`, 413 and 415;
- *   the route's 500. Declare `@ApiAuthenticated()`/`@ApiAdmin()` anyway where it reads better; the two merge.
+ *   the route's 500. Declare `@ApiAuthenticated()` anyway where it reads better; the two merge.
  *   Module-scoped 403s (role in the module) are the controller's to declare.
  */
 import { applyDecorators } from '@nestjs/common';
@@ -26,7 +26,7 @@ import {
   type ReferenceObject,
   type SchemaObject,
 } from '@nestjs/swagger';
-import { PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
+import { AUTHENTICATION_REQUIRED_MESSAGE, INVALID_TOKEN_MESSAGE } from '../core/errors.js';
 
 export type Schema = SchemaObject | ReferenceObject;
 
@@ -45,7 +45,7 @@ export function schema(name: string, definition: SchemaObject): ReferenceObject 
  */
 const NULL_DATA: SchemaObject = { type: 'object', nullable: true, enum: [null] };
 
-export const ErrorEnvelope = schema('ErrorEnvelope', {
+const ErrorEnvelope = schema('ErrorEnvelope', {
   type: 'object',
   required: ['success', 'data', 'message'],
   additionalProperties: false,
@@ -57,7 +57,7 @@ export const ErrorEnvelope = schema('ErrorEnvelope', {
 });
 
 /** `{ success: true, data, message }` around a data schema (`null` for routes that return nothing). */
-export function envelope(data: Schema | null, message: string): SchemaObject {
+function envelope(data: Schema | null, message: string): SchemaObject {
   return {
     type: 'object',
     required: ['success', 'data', 'message'],
@@ -102,20 +102,12 @@ export function ApiErrors(failures: Record<number, string[]>) {
   );
 }
 
-export const UNAUTHENTICATED_MESSAGES = ['Authentication required', 'Invalid or expired token'];
+export const UNAUTHENTICATED_MESSAGES = [AUTHENTICATION_REQUIRED_MESSAGE, INVALID_TOKEN_MESSAGE];
 const UNAUTHENTICATED = UNAUTHENTICATED_MESSAGES;
 
 /** Bearer security and its 401. */
 export function ApiAuthenticated() {
   return applyDecorators(ApiBearerAuth('bearer'), ApiErrors({ 401: UNAUTHENTICATED }));
-}
-
-/** Bearer security, 401 and the admin 403. */
-export function ApiAdmin() {
-  return applyDecorators(
-    ApiBearerAuth('bearer'),
-    ApiErrors({ 401: UNAUTHENTICATED, 403: [PERMISSION_DENIED_MESSAGE] }),
-  );
 }
 
 export function ApiPagingQuery() {

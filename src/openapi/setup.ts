@@ -14,7 +14,13 @@ import {
 import { type FastifyInstance, type FastifyReply } from 'fastify';
 import { type AppConfig } from '../config/app-config.js';
 import { FAILURE_MESSAGE, IS_ADMIN_ONLY, IS_PUBLIC } from '../core/decorators.js';
-import { INTERNAL_ERROR_MESSAGE, PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
+import {
+  INTERNAL_ERROR_MESSAGE,
+  MALFORMED_JSON_MESSAGE,
+  PERMISSION_DENIED_MESSAGE,
+  REQUEST_BODY_TOO_LARGE_MESSAGE,
+  UNSUPPORTED_CONTENT_TYPE_MESSAGE,
+} from '../core/errors.js';
 import { errorResponse, namedSchemas, UNAUTHENTICATED_MESSAGES } from './openapi.js';
 import { ADMIN_CONSOLE_CSS, ADMIN_CONSOLE_SCRIPT } from './swagger-ui-console.js';
 
@@ -23,7 +29,7 @@ export const DOCS_JSON_PATH = '/api/docs-json';
 const SITE_TITLE = 'Module Administration Service API';
 
 /** The security scheme of the identity provider's tokens (docs/sso.md), present when the console may sign in. */
-export const SSO_SCHEME = 'sso';
+const SSO_SCHEME = 'sso';
 
 /** How the console signs people in: the settings of docs/sso.md it needs. */
 export interface DocsSignIn {
@@ -43,8 +49,7 @@ export function docsSignIn(config: Pick<AppConfig, 'passwordLogin' | 'oidc'>): D
   };
 }
 
-export const discoveryUrl = (issuer: string) =>
-  `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
+const discoveryUrl = (issuer: string) => `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
 
 function signInText({ passwordLogin, sso }: DocsSignIn): string {
   const idp = sso && `Sign in with ${new URL(sso.issuer).host} (Authorize, then its \`${SSO_SCHEME}\` entry)`;
@@ -222,9 +227,9 @@ function completeOperations(document: OpenAPIObject, access: Map<string, Handler
       // Fastify reads the body of every write method, declared or not; multipart routes declare their own.
       const content = (operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content;
       if (method !== 'get' && (!content || content['application/json'])) {
-        addFailure(operation, 400, ['Malformed JSON body']);
-        addFailure(operation, 413, ['Request body too large']);
-        addFailure(operation, 415, ['Unsupported content type']);
+        addFailure(operation, 400, [MALFORMED_JSON_MESSAGE]);
+        addFailure(operation, 413, [REQUEST_BODY_TOO_LARGE_MESSAGE]);
+        addFailure(operation, 415, [UNSUPPORTED_CONTENT_TYPE_MESSAGE]);
       }
       if (content) fileParts(content);
       addFailure(operation, 500, [handler?.failureMessage ?? INTERNAL_ERROR_MESSAGE]);

@@ -1,3 +1,5 @@
+import { INVALID_TOKEN_MESSAGE } from '../core/errors.js';
+
 /**
  * The browser side of "sign in once" for Swagger UI, served as the static script `/api/docs/admin-console.js`
  * (the docs policy allows scripts from `'self'` only: no inline script, no eval). It is plain ES2017 for the
@@ -144,7 +146,7 @@ export const ADMIN_CONSOLE_SCRIPT = `(function () {
         var data = body && body.success === true ? body.data : null;
         if (response.status === 200 && SIGN_IN.test(path) && data && typeof data.token === 'string') {
           signIn(data.token, data.user && data.user.username);
-        } else if (response.status === 401 && body && body.message === 'Invalid or expired token' && currentToken()) {
+        } else if (response.status === 401 && body && body.message === '${INVALID_TOKEN_MESSAGE}' && currentToken()) {
           signOut('the service refused the token (it expired, or the password changed)');
         }
       }

@@ -1,7 +1,10 @@
 import { type Readable } from 'node:stream';
 
-/** A temporary file younger than this may belong to an upload in flight, here or in another replica. */
-export const TEMPORARY_GRACE_MS = 60 * 60 * 1000;
+/**
+ * A temporary file, or a stored one no record points at yet, younger than this may belong to an upload in flight,
+ * here or in another replica: the start-up cleanups leave it.
+ */
+export const UPLOAD_GRACE_MS = 60 * 60 * 1000;
 
 export interface StoredFileInfo {
   size: number;
@@ -38,7 +41,7 @@ export interface FileStore {
   /** A stream of the file's bytes; a missing file makes the stream fail. */
   open(key: string): Readable;
   /**
-   * Removes what writes a crash interrupted (temporary files older than {@link TEMPORARY_GRACE_MS}: younger
+   * Removes what writes a crash interrupted (temporary files older than {@link UPLOAD_GRACE_MS}: younger
    * ones may be uploads in flight in another replica sharing the store); run once at start.
    */
   clearTemporary(): Promise<void>;

@@ -4,7 +4,7 @@ import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type FileStore, type StoredFile, type StoredFileInfo, TEMPORARY_GRACE_MS } from './file-store.js';
+import { type FileStore, type StoredFile, type StoredFileInfo, UPLOAD_GRACE_MS } from './file-store.js';
 
 /**
  * Files in a local directory (one disk, or a volume every replica mounts). Writes go to a temporary file
@@ -99,7 +99,7 @@ export class LocalFileStore implements FileStore {
     for (const name of names) {
       const file = path.join(this.tmpDir, name);
       const info = await stat(file).catch(() => null);
-      if (info && now - info.mtimeMs >= TEMPORARY_GRACE_MS) await rm(file, { recursive: true, force: true });
+      if (info && now - info.mtimeMs >= UPLOAD_GRACE_MS) await rm(file, { recursive: true, force: true });
     }
   }
 

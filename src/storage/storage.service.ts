@@ -8,6 +8,14 @@ import { LocalFileStore } from './local-file-store.js';
 const KEY_PATTERN = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9._-]+)*$/;
 /** A per-record folder name: a positive `bigint` id written canonically (`modules/12`, `avatars/7`). */
 const ID_FOLDER = /^[1-9][0-9]{0,18}$/;
+const isIdFolder = (name: string) => ID_FOLDER.test(name) && BigInt(name) <= INT64_MAX;
+/** Per-record folders a start-up sweep looks up in one query. */
+const SWEEP_BATCH = 1000;
+
+/** `items` in slices of `size`: the batches of the start-up sweeps. */
+function* inBatches<T>(items: readonly T[], size: number): Generator<T[]> {
+  for (let start = 0; start < items.length; start += size) yield items.slice(start, start + size);
+}
 
 /** Injection token of the {@link FileStore} the settings choose. */
 export const FILE_STORE = Symbol('FILE_STORE');
@@ -70,26 +78,23 @@ export class StorageService implements OnApplicationShutdown {
    * The per-record folders under `folder` (names that are ids), in batches, for the start-up sweeps that
    * remove the files of records deleted while the process was down.
    */
-  async *idFolderBatches(folder: string, size = 1000): AsyncGenerator<string[]> {
-    const names = (await this.list(folder)).filter(
-      (name) => ID_FOLDER.test(name) && BigInt(name) <= INT64_MAX,
-    );
-    for (let start = 0; start < names.length; start += size) yield names.slice(start, start + size);
+  async *idFolderBatches(folder: string, size = SWEEP_BATCH): AsyncGenerator<string[]> {
+    yield* inBatches((await this.list(folder)).filter(isIdFolder), size);
   }
 
   /**
-   * Every file under `folder` grouped by its per-record folder (`avatars/7/…` under `7`), from one listing of
-   * the store; files outside such folders are left out.
+   * The same batches with every file of each folder (`avatars/7/…` under `7`), from one listing of the store
+   * (one paged listing on S3, not one per record); files outside such folders are left out.
    */
-  async filesByIdFolder(folder: string): Promise<Map<string, StoredFile[]>> {
+  async *idFolderFileBatches(folder: string, size = SWEEP_BATCH): AsyncGenerator<[string, StoredFile[]][]> {
     const checked = this.check(folder);
     const groups = new Map<string, StoredFile[]>();
     for (const file of await this.store.listFiles(checked)) {
       const name = file.key.slice(checked.length + 1).split('/')[0];
-      if (!ID_FOLDER.test(name) || BigInt(name) > INT64_MAX || !KEY_PATTERN.test(file.key)) continue;
+      if (!isIdFolder(name) || !KEY_PATTERN.test(file.key)) continue;
       groups.set(name, [...(groups.get(name) ?? []), file]);
     }
-    return groups;
+    yield* inBatches([...groups], size);
   }
 
   /** Removes temporary files left by writes a crash interrupted. */

@@ -1,12 +1,9 @@
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { UPLOAD_GRACE_MS } from '../storage/file-store.js';
 import { StorageService } from '../storage/storage.service.js';
 import { UsersRepository } from './users.repository.js';
 
 const AVATARS_FOLDER = 'avatars';
-/** A stray file younger than this may belong to an upload still in flight (in this or another instance). */
-export const STRAY_AVATAR_GRACE_MS = 60 * 60 * 1000;
-/** Users looked up per query while sweeping. */
-const SWEEP_BATCH = 1000;
 
 /** The storage folder of a user's avatar files: `avatars/<user id>`. */
 export const avatarFolder = (userId: number | string) => `${AVATARS_FOLDER}/${userId}`;
@@ -27,14 +24,13 @@ export class AvatarFiles implements OnApplicationBootstrap {
 
   /**
    * Removes the folders of users that no longer exist, and the files of existing users other than their current
-   * avatar once older than {@link STRAY_AVATAR_GRACE_MS}. Returns the keys removed.
+   * avatar once older than {@link UPLOAD_GRACE_MS} (younger ones may belong to an upload in flight). Returns the
+   * keys removed.
    */
   async sweep(now = Date.now()): Promise<string[]> {
     const removed: string[] = [];
     // One listing of every avatar file: asking the store once per user would take minutes on S3.
-    const folders = [...(await this.storage.filesByIdFolder(AVATARS_FOLDER)).entries()];
-    for (let start = 0; start < folders.length; start += SWEEP_BATCH) {
-      const batch = folders.slice(start, start + SWEEP_BATCH);
+    for await (const batch of this.storage.idFolderFileBatches(AVATARS_FOLDER)) {
       const current = await this.users.avatarKeys(batch.map(([name]) => name));
       for (const [name, files] of batch) {
         const folder = avatarFolder(name);
@@ -44,7 +40,7 @@ export class AvatarFiles implements OnApplicationBootstrap {
           continue;
         }
         for (const file of files) {
-          if (file.key === current.get(name) || now - file.modifiedAt < STRAY_AVATAR_GRACE_MS) continue;
+          if (file.key === current.get(name) || now - file.modifiedAt < UPLOAD_GRACE_MS) continue;
           await this.storage.remove(file.key);
           removed.push(file.key);
         }

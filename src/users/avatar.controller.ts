@@ -6,13 +6,26 @@ import { type FastifyReply, type FastifyRequest } from 'fastify';
 import { AdminOnly, ResponseMessage } from '../core/decorators.js';
 import { IdPipe } from '../core/id.pipe.js';
 import { ApiErrors, ApiOk } from '../openapi/openapi.js';
+import {
+  MALFORMED_MULTIPART_MESSAGE,
+  MalformedMultipart,
+  NO_FILE_UPLOADED_MESSAGE,
+  TOO_MANY_FILES_MESSAGE,
+  UnsupportedContentType,
+} from '../uploads/upload.errors.js';
 import { UserSummarySchema } from './user.schemas.js';
 import { type ImageType } from './image-type.js';
 import { AvatarService } from './avatar.service.js';
 import { type UserSummary } from './user.mapper.js';
-import { MalformedMultipart, NotMultipart } from './users.errors.js';
+import { REQUEST_BODY_TOO_LARGE_MESSAGE, UNSUPPORTED_CONTENT_TYPE_MESSAGE } from '../core/errors.js';
+import {
+  AVATAR_NOT_FOUND_MESSAGE,
+  FILE_TOO_LARGE_MESSAGE,
+  UNSUPPORTED_FILE_TYPE_MESSAGE,
+  USER_NOT_FOUND_MESSAGE,
+} from './users.errors.js';
 
-export const AVATAR_CACHE_CONTROL = 'private, no-cache';
+const AVATAR_CACHE_CONTROL = 'private, no-cache';
 
 /** Whether an `If-None-Match` header matches `etag` (weak comparison, `*` included). */
 export function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
@@ -52,18 +65,18 @@ export class AvatarController {
   })
   @ApiOk(200, 'Avatar uploaded successfully', UserSummarySchema)
   @ApiErrors({
-    400: ['No file uploaded', 'Only one file may be uploaded', 'Malformed multipart body'],
-    404: ['User not found'],
-    413: ['File too large', 'Request body too large'],
-    415: ['Unsupported content type', 'Unsupported file type'],
+    400: [NO_FILE_UPLOADED_MESSAGE, TOO_MANY_FILES_MESSAGE, MALFORMED_MULTIPART_MESSAGE],
+    404: [USER_NOT_FOUND_MESSAGE],
+    413: [FILE_TOO_LARGE_MESSAGE, REQUEST_BODY_TOO_LARGE_MESSAGE],
+    415: [UNSUPPORTED_CONTENT_TYPE_MESSAGE, UNSUPPORTED_FILE_TYPE_MESSAGE],
   })
   async upload(
     @Param('user_id', new IdPipe('user_id')) id: string,
     @Req() request: FastifyRequest,
     @RequestCtx() context: RequestContext,
   ): Promise<UserSummary> {
-    // MultipartOnlyMiddleware has answered anything else already; this covers a parser that disagrees.
-    if (!request.isMultipart()) throw new NotMultipart();
+    // The content-type middleware has answered anything else already; this covers a parser that disagrees.
+    if (!request.isMultipart()) throw new UnsupportedContentType();
     // A body left half-read by an error is drained after the answer (core/early-answers.ts).
     return this.avatars.upload(
       id,
@@ -91,7 +104,7 @@ export class AvatarController {
     description: 'The If-None-Match header matches the current ETag; no body.',
     headers: VALIDATOR_HEADERS,
   })
-  @ApiErrors({ 404: ['User not found', 'Avatar not found'] })
+  @ApiErrors({ 404: [USER_NOT_FOUND_MESSAGE, AVATAR_NOT_FOUND_MESSAGE] })
   async read(
     @Param('user_id', new IdPipe('user_id')) id: string,
     @Headers('if-none-match') ifNoneMatch: string | undefined,

@@ -13,7 +13,7 @@ import { toUserSummary, type UserSummary } from './user.mapper.js';
 import { AvatarNotFound, UserNotFound } from './users.errors.js';
 import { UsersRepository } from './users.repository.js';
 
-export interface StoredAvatar {
+interface StoredAvatar {
   contentType: string;
   /** A strong validator: every upload gets a fresh storage key. */
   etag: string;

@@ -8,9 +8,10 @@ import { ApiCsvDownload } from '../csv/csv-writer.js';
 import { ApiImportHasErrors, CSV_IMPORT_MESSAGES } from '../csv/csv.errors.js';
 import { AdminOnly, ResponseMessage, WithMessage } from '../core/decorators.js';
 import { ApiErrors, ApiOk, errorResponse, schema } from '../openapi/openapi.js';
-import { type Query as QueryParams, QueryReader } from '../core/query.js';
+import { INVALID_SORT_MESSAGE, type Query as QueryParams, QueryReader } from '../core/query.js';
 import { USER_IMPORT_OPTIONAL, USER_IMPORT_REQUIRED, type UserImportResult } from './user-import.js';
 import { USER_EXPORT_COLUMNS, UserImportService } from './user-import.service.js';
+import { EMAIL_MESSAGE } from './user-rules.js';
 
 const UserImportRowSchema = schema('UserImportRow', {
   type: 'object',
@@ -21,7 +22,7 @@ const UserImportRowSchema = schema('UserImportRow', {
     action: { type: 'string', enum: ['create', 'unchanged', 'error'], example: 'create' },
     username: { type: 'string', example: 'jsmith' },
     id: { type: 'integer', format: 'int64', nullable: true, example: 42 },
-    errors: { type: 'array', items: { type: 'string' }, example: ['Email must be a valid email address'] },
+    errors: { type: 'array', items: { type: 'string' }, example: [EMAIL_MESSAGE] },
     password: {
       type: 'string',
       description:
@@ -30,7 +31,7 @@ const UserImportRowSchema = schema('UserImportRow', {
     },
   },
 });
-export const UserImportResultSchema = schema('UserImportResult', {
+const UserImportResultSchema = schema('UserImportResult', {
   type: 'object',
   required: ['rows', 'created', 'unchanged', 'errors', 'dry_run'],
   additionalProperties: false,
@@ -96,7 +97,7 @@ export class UsersCsvController {
   )
   @ApiResponse({
     status: 400,
-    ...errorResponse(['admin must be true or false', 'Invalid field used for sorting']),
+    ...errorResponse(['admin must be true or false', INVALID_SORT_MESSAGE]),
   })
   export(@Query() query: QueryParams): Promise<StreamableFile> {
     return this.imports.export(query);

@@ -4,7 +4,7 @@ import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { AdminOnly, type AuthUser, CurrentUser, ResponseMessage } from '../core/decorators.js';
 import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../openapi/openapi.js';
-import { type Query as QueryParams } from '../core/query.js';
+import { INVALID_SORT_MESSAGE, type Query as QueryParams } from '../core/query.js';
 import { BulkCreateUsersDto } from './dto/bulk-create-users.dto.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
 import { UpdateUserDto } from './dto/update-user.dto.js';
@@ -20,6 +20,12 @@ import { UserId } from './user-id.param.js';
 import { UserListSchema, UserSummarySchema } from './user.schemas.js';
 import { type UserSummary } from './user.mapper.js';
 import { type UserPage, UsersService } from './users.service.js';
+import { NOTHING_TO_UPDATE_MESSAGE } from '../core/errors.js';
+import {
+  CANNOT_DELETE_SELF_MESSAGE,
+  CANNOT_DEMOTE_SELF_MESSAGE,
+  USER_NOT_FOUND_MESSAGE,
+} from './users.errors.js';
 
 const FIELD_MESSAGES = [USERNAME_MESSAGE, EMAIL_MESSAGE, PASSWORD_MESSAGE, ADMIN_MESSAGE];
 const DUPLICATE_MESSAGES = [
@@ -55,7 +61,7 @@ export class UsersController {
       'page must be an integer',
       'per_page must be an integer',
       'admin must be true or false',
-      'Invalid field used for sorting',
+      INVALID_SORT_MESSAGE,
     ],
   })
   list(@Query() query: QueryParams): Promise<UserPage> {
@@ -99,7 +105,7 @@ export class UsersController {
   @ResponseMessage('User retrieved successfully')
   @ApiOperation({ summary: 'Read a user' })
   @ApiOk(200, 'User retrieved successfully', UserSummarySchema)
-  @ApiErrors({ 404: ['User not found'] })
+  @ApiErrors({ 404: [USER_NOT_FOUND_MESSAGE] })
   get(@UserId() id: string): Promise<UserSummary> {
     return this.users.get(id);
   }
@@ -112,9 +118,9 @@ export class UsersController {
   })
   @ApiOk(200, 'User updated successfully', UserSummarySchema)
   @ApiErrors({
-    400: ['At least one field must be provided', ...FIELD_MESSAGES],
-    403: ['You cannot remove your own admin rights'],
-    404: ['User not found'],
+    400: [NOTHING_TO_UPDATE_MESSAGE, ...FIELD_MESSAGES],
+    403: [CANNOT_DEMOTE_SELF_MESSAGE],
+    404: [USER_NOT_FOUND_MESSAGE],
     409: DUPLICATE_MESSAGES,
   })
   update(
@@ -130,7 +136,7 @@ export class UsersController {
   @ResponseMessage('User deleted successfully')
   @ApiOperation({ summary: 'Delete a user with their role assignments and avatar' })
   @ApiOk(200, 'User deleted successfully', null)
-  @ApiErrors({ 403: ['You cannot delete your own account'], 404: ['User not found'] })
+  @ApiErrors({ 403: [CANNOT_DELETE_SELF_MESSAGE], 404: [USER_NOT_FOUND_MESSAGE] })
   async remove(
     @UserId() id: string,
     @CurrentUser() caller: AuthUser,

@@ -1,8 +1,10 @@
-import { AppError, ValidationFailed } from '../core/errors.js';
+import { AppError, NOTHING_TO_UPDATE_MESSAGE, ValidationFailed } from '../core/errors.js';
+
+export const USER_NOT_FOUND_MESSAGE = 'User not found';
 
 export class UserNotFound extends AppError {
   constructor() {
-    super(404, 'User not found');
+    super(404, USER_NOT_FOUND_MESSAGE);
   }
 }
 
@@ -27,68 +29,46 @@ export class DuplicateUsers extends AppError {
 
 export class NothingToUpdate extends ValidationFailed {
   constructor() {
-    super('At least one field must be provided');
+    super(NOTHING_TO_UPDATE_MESSAGE);
   }
 }
+
+export const CANNOT_DELETE_SELF_MESSAGE = 'You cannot delete your own account';
 
 export class CannotDeleteSelf extends AppError {
   constructor() {
-    super(403, 'You cannot delete your own account');
+    super(403, CANNOT_DELETE_SELF_MESSAGE);
   }
 }
+
+export const CANNOT_DEMOTE_SELF_MESSAGE = 'You cannot remove your own admin rights';
 
 export class CannotDemoteSelf extends AppError {
   constructor() {
-    super(403, 'You cannot remove your own admin rights');
+    super(403, CANNOT_DEMOTE_SELF_MESSAGE);
   }
 }
+
+export const AVATAR_NOT_FOUND_MESSAGE = 'Avatar not found';
 
 export class AvatarNotFound extends AppError {
   constructor() {
-    super(404, 'Avatar not found');
+    super(404, AVATAR_NOT_FOUND_MESSAGE);
   }
 }
 
-export class NotMultipart extends AppError {
-  constructor() {
-    super(415, 'Unsupported content type');
-  }
-}
-
-export class NoFileUploaded extends ValidationFailed {
-  constructor() {
-    super('No file uploaded');
-  }
-}
-
-export class TooManyFiles extends ValidationFailed {
-  constructor() {
-    super('Only one file may be uploaded');
-  }
-}
+export const UNSUPPORTED_FILE_TYPE_MESSAGE = 'Unsupported file type';
 
 export class UnsupportedFileType extends AppError {
   constructor() {
-    super(415, 'Unsupported file type');
+    super(415, UNSUPPORTED_FILE_TYPE_MESSAGE);
   }
 }
+
+export const FILE_TOO_LARGE_MESSAGE = 'File too large';
 
 export class FileTooLarge extends AppError {
   constructor() {
-    super(413, 'File too large');
-  }
-}
-
-/** A multipart body that breaks off or does not parse (missing boundary, truncated part). */
-export class MalformedMultipart extends ValidationFailed {
-  constructor() {
-    super('Malformed multipart body');
-  }
-}
-
-/** More parts than the service reads in one upload. */
-export class TooManyParts extends AppError {
-  constructor() {
-    super(413, 'Request body too large');
+    super(413, FILE_TOO_LARGE_MESSAGE);
   }
 }

@@ -1,13 +1,13 @@
 import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
-import { CsvUploadOnlyMiddleware } from '../csv/csv-upload.js';
+import { csvUploadOnly } from '../csv/csv-upload.js';
 import { Transactions } from '../database/transactions.js';
 import { EventsModule } from '../events/events.module.js';
+import { contentTypeOnly } from '../uploads/content-type-only.js';
 import { AvatarFiles } from './avatar-files.js';
 import { AvatarController } from './avatar.controller.js';
 import { AvatarService } from './avatar.service.js';
-import { MultipartOnlyMiddleware } from './multipart-only.middleware.js';
 import { PasswordHasher } from './password-hasher.js';
 import { UserAccessCache } from './user-access.cache.js';
 import { UserImportService } from './user-import.service.js';
@@ -36,8 +36,8 @@ import { UsersService } from './users.service.js';
 export class UsersModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer
-      .apply(MultipartOnlyMiddleware)
+      .apply(contentTypeOnly('multipart/form-data'))
       .forRoutes({ path: 'users/:user_id/avatar', method: RequestMethod.PUT });
-    consumer.apply(CsvUploadOnlyMiddleware).forRoutes({ path: 'users/import', method: RequestMethod.POST });
+    consumer.apply(csvUploadOnly).forRoutes({ path: 'users/import', method: RequestMethod.POST });
   }
 }

@@ -14,7 +14,7 @@ import { jobDbOf } from '../database/pg-boss-db.js';
 import { type Transaction } from '../database/transactions.js';
 import { type OutgoingEvent } from './webhook-sender.js';
 
-export const DELIVERY_QUEUE = 'webhook-delivery';
+const DELIVERY_QUEUE = 'webhook-delivery';
 /** pg-boss's tables live in a schema of their own, beside the service's. */
 const SCHEMA = 'pgboss';
 /** Workers per replica, each taking up to BATCH_SIZE jobs at a time and attempting them concurrently. */

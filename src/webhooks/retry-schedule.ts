@@ -2,9 +2,9 @@ const SECOND = 1000;
 const HOUR = 3600 * SECOND;
 
 /** Waits after the 1st, 2nd… failed attempt; the last one repeats (docs/webhooks.md). */
-export const RETRY_DELAYS_MS = [5 * SECOND, 30 * SECOND, 120 * SECOND, 600 * SECOND, HOUR, 6 * HOUR];
+const RETRY_DELAYS_MS = [5 * SECOND, 30 * SECOND, 120 * SECOND, 600 * SECOND, HOUR, 6 * HOUR];
 /** An event is given up this long after its first attempt; a webhook failing this long is disabled. */
-export const GIVE_UP_AFTER_MS = 72 * HOUR;
+const GIVE_UP_AFTER_MS = 72 * HOUR;
 
 /** The retry timing, every span multiplied by `scale` (WEBHOOK_RETRY_SCALE: 1 in production). */
 export class RetrySchedule {

@@ -23,7 +23,7 @@ import { WebhooksRepository } from './webhooks.repository.js';
 const POLL_MS = 1000;
 const DAY_MS = 86_400_000;
 
-export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed';
+type DeliveryOutcome = 'delivered' | 'retrying' | 'failed';
 
 /**
  * The workers' side: makes one attempt per job, records it, and in the same transaction schedules the next

@@ -1,5 +1,6 @@
 import { ValidateBy } from 'class-validator';
 import { isSubscribableType } from './webhook-types.js';
+import { INVALID_EVENT_TYPE_MESSAGE } from '../events/change-event-types.js';
 
 export const URL_MAX = 2048;
 export const TYPES_MAX = 16;
@@ -7,7 +8,6 @@ export const DESCRIPTION_MAX = 500;
 
 export const URL_MESSAGE = `url must be an absolute http(s) URL of at most ${URL_MAX} characters`;
 export const TYPES_MESSAGE = `types must be a non-empty array of at most ${TYPES_MAX} event types`;
-export const INVALID_TYPE_MESSAGE = 'Invalid event type';
 export const DESCRIPTION_MESSAGE = `description must be a string of at most ${DESCRIPTION_MAX} characters, or null`;
 export const ENABLED_MESSAGE = 'enabled must be true or false';
 
@@ -33,7 +33,7 @@ export function IsWebhookUrl() {
 function typesProblem(value: unknown): string | undefined {
   if (!Array.isArray(value) || value.length === 0 || value.length > TYPES_MAX) return TYPES_MESSAGE;
   if (!value.every((entry) => typeof entry === 'string')) return TYPES_MESSAGE;
-  if (!value.every((entry: string) => isSubscribableType(entry))) return INVALID_TYPE_MESSAGE;
+  if (!value.every((entry: string) => isSubscribableType(entry))) return INVALID_EVENT_TYPE_MESSAGE;
   return undefined;
 }
 

@@ -6,7 +6,7 @@ import { type CheckedUrl } from './webhook-url.js';
 
 /** How much of a receiver's answer is read; the first {@link EXCERPT_CHARS} characters of it are kept. */
 const READ_LIMIT = 1024;
-export const EXCERPT_CHARS = 200;
+const EXCERPT_CHARS = 200;
 const USER_AGENT = 'module-admin-service-webhooks/1';
 
 export interface OutgoingEvent {

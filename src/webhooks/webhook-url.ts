@@ -6,7 +6,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { isForbiddenAddress } from './address-rules.js';
 import { WebhookUrlNotAllowed } from './webhook.errors.js';
 
-export interface ResolvedAddress {
+interface ResolvedAddress {
   address: string;
   family: 4 | 6;
 }

@@ -1,10 +1,12 @@
-import { AppError, ValidationFailed } from '../core/errors.js';
+import { AppError, NOTHING_TO_UPDATE_MESSAGE, ValidationFailed } from '../core/errors.js';
 
 export const WEBHOOK_URL_NOT_ALLOWED_MESSAGE = 'Webhook URL is not allowed';
 
+export const WEBHOOK_NOT_FOUND_MESSAGE = 'Webhook not found';
+
 export class WebhookNotFound extends AppError {
   constructor() {
-    super(404, 'Webhook not found');
+    super(404, WEBHOOK_NOT_FOUND_MESSAGE);
   }
 }
 
@@ -17,6 +19,6 @@ export class WebhookUrlNotAllowed extends ValidationFailed {
 
 export class NothingToUpdate extends ValidationFailed {
   constructor() {
-    super('At least one field must be provided');
+    super(NOTHING_TO_UPDATE_MESSAGE);
   }
 }

@@ -49,7 +49,7 @@ export const CreatedWebhookSchema = schema('CreatedWebhook', {
 
 export const WebhookListSchema = schema('WebhookList', pagedSchema('webhooks', WebhookSchema));
 
-export const DeliverySchema = schema('WebhookDelivery', {
+const DeliverySchema = schema('WebhookDelivery', {
   type: 'object',
   required: [
     'id',

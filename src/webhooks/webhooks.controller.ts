@@ -7,13 +7,7 @@ import { ApiErrors, ApiOk, ApiPagingQuery } from '../openapi/openapi.js';
 import { type Query as QueryParams } from '../core/query.js';
 import { CreateWebhookDto } from './dto/create-webhook.dto.js';
 import { UpdateWebhookDto } from './dto/update-webhook.dto.js';
-import {
-  DESCRIPTION_MESSAGE,
-  ENABLED_MESSAGE,
-  INVALID_TYPE_MESSAGE,
-  TYPES_MESSAGE,
-  URL_MESSAGE,
-} from './webhook-rules.js';
+import { DESCRIPTION_MESSAGE, ENABLED_MESSAGE, TYPES_MESSAGE, URL_MESSAGE } from './webhook-rules.js';
 import { WebhookId } from './webhook-id.param.js';
 import {
   CreatedWebhookSchema,
@@ -22,12 +16,14 @@ import {
   WebhookListSchema,
   WebhookSchema,
 } from './webhook.schemas.js';
-import { WEBHOOK_URL_NOT_ALLOWED_MESSAGE } from './webhook.errors.js';
+import { WEBHOOK_NOT_FOUND_MESSAGE, WEBHOOK_URL_NOT_ALLOWED_MESSAGE } from './webhook.errors.js';
 import { type WebhookResponse } from './webhook.mapper.js';
 import { type DeliveryPage, type WebhookPage, WebhooksService } from './webhooks.service.js';
+import { NOTHING_TO_UPDATE_MESSAGE } from '../core/errors.js';
+import { INVALID_EVENT_TYPE_MESSAGE } from '../events/change-event-types.js';
 
-const FIELD_MESSAGES = [URL_MESSAGE, TYPES_MESSAGE, INVALID_TYPE_MESSAGE, DESCRIPTION_MESSAGE];
-const NOT_FOUND = { 404: ['Webhook not found'] };
+const FIELD_MESSAGES = [URL_MESSAGE, TYPES_MESSAGE, INVALID_EVENT_TYPE_MESSAGE, DESCRIPTION_MESSAGE];
+const NOT_FOUND = { 404: [WEBHOOK_NOT_FOUND_MESSAGE] };
 
 /** docs/api.md §12: webhooks, managed by administrators. */
 @ApiTags('Webhooks')
@@ -80,12 +76,7 @@ export class WebhooksController {
   })
   @ApiOk(200, 'Webhook updated successfully', WebhookSchema)
   @ApiErrors({
-    400: [
-      'At least one field must be provided',
-      ...FIELD_MESSAGES,
-      ENABLED_MESSAGE,
-      WEBHOOK_URL_NOT_ALLOWED_MESSAGE,
-    ],
+    400: [NOTHING_TO_UPDATE_MESSAGE, ...FIELD_MESSAGES, ENABLED_MESSAGE, WEBHOOK_URL_NOT_ALLOWED_MESSAGE],
     ...NOT_FOUND,
   })
   update(

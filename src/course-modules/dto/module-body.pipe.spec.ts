@@ -1,19 +1,5 @@
-import { loadConfig } from '../../config/app-config.js';
-import { ValidationFailed } from '../../core/errors.js';
+import { messageOf, moduleBodyPipe as pipe } from '../../../test/support/body-pipes.js';
 import { ModuleBodyPipe } from './module-body.pipe.js';
-
-const pipe = (pattern?: string) =>
-  new ModuleBodyPipe(loadConfig(pattern === undefined ? {} : { MODULE_CODE_PATTERN: pattern }));
-
-const messageOf = async (promise: Promise<unknown>) => {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationFailed);
-    return (error as ValidationFailed).message;
-  }
-  throw new Error('expected a 400');
-};
 
 describe(ModuleBodyPipe.name, () => {
   it('passes a valid body through', async () => {

@@ -3,7 +3,7 @@ import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
 import { type AppConfig } from '../../config/app-config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
-import { ValidationFailed } from '../../core/errors.js';
+import { NOT_A_JSON_OBJECT_MESSAGE, ValidationFailed } from '../../core/errors.js';
 import { VALIDATOR_OPTIONS, validationMessages } from '../../core/validation.js';
 import { CODE_MAX, CODE_MESSAGE, codePoints } from '../module-rules.js';
 import { ModuleBodyDto } from './module-body.dto.js';
@@ -27,7 +27,7 @@ export class ModuleBodyPipe implements PipeTransform<unknown, Promise<ModuleBody
 
   async transform(value: unknown): Promise<ModuleBodyDto> {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new ValidationFailed('Request body must be a JSON object');
+      throw new ValidationFailed(NOT_A_JSON_OBJECT_MESSAGE);
     }
     const body = plainToInstance(ModuleBodyDto, value);
     const errors = await validate(body, VALIDATOR_OPTIONS);

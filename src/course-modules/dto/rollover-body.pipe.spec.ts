@@ -1,23 +1,8 @@
-import { loadConfig } from '../../config/app-config.js';
-import { ValidationFailed } from '../../core/errors.js';
+import { messageOf, moduleBodyPipe } from '../../../test/support/body-pipes.js';
 import { ModuleRole } from '../module-role.js';
-import { ModuleBodyPipe } from './module-body.pipe.js';
 import { RolloverBodyPipe } from './rollover-body.pipe.js';
 
-const pipe = (pattern?: string) =>
-  new RolloverBodyPipe(
-    new ModuleBodyPipe(loadConfig(pattern === undefined ? {} : { MODULE_CODE_PATTERN: pattern })),
-  );
-
-const messageOf = async (promise: Promise<unknown>) => {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationFailed);
-    return (error as ValidationFailed).message;
-  }
-  throw new Error('expected a 400');
-};
+const pipe = (pattern?: string) => new RolloverBodyPipe(moduleBodyPipe(pattern));
 
 describe(RolloverBodyPipe.name, () => {
   it('defaults to every module and the staff roles; makes roles canonical and distinct', async () => {

@@ -1,7 +1,7 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { validate, ValidationError } from 'class-validator';
-import { ValidationFailed } from '../../core/errors.js';
+import { NOT_A_JSON_OBJECT_MESSAGE, ValidationFailed } from '../../core/errors.js';
 import { VALIDATOR_OPTIONS, validationMessages } from '../../core/validation.js';
 import { parseModuleRole } from '../module-role.js';
 import { DEFAULT_ROLLOVER_ROLES } from '../rollover.js';
@@ -21,7 +21,7 @@ export class RolloverBodyPipe implements PipeTransform<unknown, Promise<Rollover
 
   async transform(value: unknown): Promise<RolloverInput> {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new ValidationFailed('Request body must be a JSON object');
+      throw new ValidationFailed(NOT_A_JSON_OBJECT_MESSAGE);
     }
     const body = plainToInstance(RolloverBodyDto, value);
     const errors = await validate(body, VALIDATOR_OPTIONS);
