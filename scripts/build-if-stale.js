@@ -1,7 +1,8 @@
 // `npm start`'s prestart: builds only when dist/ is older than its sources, so a start after a build (or a
 // second start) does not spend a full TypeScript compile. Stale means: some .ts file of the build
 // (src/ without tests, ormconfig.ts) has no compiled .js in dist/, or is newer than it, or a tsconfig or
-// package.json changed after the oldest output. `npm run build` always rebuilds.
+// package.json or nest-cli.json changed after the oldest output. It builds as `npm run build` does (`nest build`,
+// configured by nest-cli.json); `npm run build` always rebuilds.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -36,7 +37,7 @@ function staleness() {
     if ((mtime(source) ?? 0) > built) return `${source} changed`;
     oldestOutput = Math.min(oldestOutput, built);
   }
-  for (const file of ['tsconfig.json', 'tsconfig.build.json', 'package.json']) {
+  for (const file of ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'nest-cli.json']) {
     if ((mtime(file) ?? 0) > oldestOutput) return `${file} changed`;
   }
   return undefined;
@@ -47,12 +48,8 @@ if (reason === undefined) {
   process.stderr.write('dist/ is current: not rebuilding\n');
 } else {
   process.stderr.write(`Building (${reason})\n`);
-  execFileSync(
-    process.execPath,
-    [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-    {
-      cwd: ROOT,
-      stdio: 'inherit',
-    },
-  );
+  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/@nestjs/cli/bin/nest.js'), 'build'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
 }

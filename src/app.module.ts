@@ -1,6 +1,4 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { dataSourceOptions } from '../ormconfig.js';
 import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { type AppConfig } from './config/app-config.js';
@@ -8,7 +6,7 @@ import { ConfigModule } from './config/config.module.js';
 import { CoreModule } from './core/core.module.js';
 import { DrainingModule } from './core/draining.js';
 import { EventsModule } from './events/events.module.js';
-import { interactiveTimeouts } from './database/database.js';
+import { DatabaseModule } from './database/database.module.js';
 import { CourseModulesModule } from './course-modules/course-modules.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './observability/metrics.js';
@@ -27,13 +25,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        TypeOrmModule.forRoot({
-          ...dataSourceOptions(config.databaseUrl, config.dbPoolSize, interactiveTimeouts(config)),
-          // Migrations ran before the module was built (see runMigrations); fail fast if the server is gone.
-          migrationsRun: false,
-          retryAttempts: 3,
-          retryDelay: 1000,
-        }),
+        DatabaseModule.forRoot(config),
         CoreModule,
         DrainingModule,
         MetricsModule,

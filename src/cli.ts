@@ -1,26 +1,97 @@
 import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../ormconfig.js';
+import { type DynamicModule, type LoggerService, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { plainToInstance } from 'class-transformer';
+import { validate } from 'class-validator';
+import { type RequestContext } from './audit/audit-actions.js';
+import { AuditModule } from './audit/audit.module.js';
+import { type AppConfig, ConfigError, loadConfig } from './config/app-config.js';
+import { ConfigModule } from './config/config.module.js';
+import { DrainingModule } from './core/draining.js';
+import { AppError } from './core/errors.js';
+import { VALIDATOR_OPTIONS, validationMessages } from './core/validation.js';
+import { DatabaseModule } from './database/database.module.js';
+import { longTimeouts, provideDatabase, runMigrations } from './database/database.js';
+import { EventsModule } from './events/events.module.js';
+import { MetricsModule } from './observability/metrics.js';
+import { createFileStore, FILE_STORE, StorageService } from './storage/storage.service.js';
+import { CreateUserDto } from './users/dto/create-user.dto.js';
 import { PasswordHasher } from './users/password-hasher.js';
-import { ConfigError, loadConfig } from './config/app-config.js';
-import { interactiveTimeouts, longTimeouts, provideDatabase, runMigrations } from './database/database.js';
-import {
-  EMAIL_MESSAGE,
-  PASSWORD_MAX,
-  PASSWORD_MESSAGE,
-  PASSWORD_MIN,
-  USERNAME_MESSAGE,
-  USERNAME_PATTERN,
-} from './users/user-rules.js';
-import { isEmail } from 'class-validator';
+import { UserAccessCache } from './users/user-access.cache.js';
+import { User } from './users/user.entity.js';
+import { UsersRepository } from './users/users.repository.js';
+import { UsersService } from './users/users.service.js';
 
 const USAGE = `Usage: npm run cli -- user:create --username NAME --email ADDRESS [--password PASSWORD] [--admin]
 
 Creates a user in the database the service uses (DATABASE_URL, or the embedded one under DATA_DIR;
 stop the service first when it runs on the embedded database). Without --password a random one is
 generated and printed once.`;
+
+/**
+ * What the command line runs: the users service with its repository, the audit trail and the change events,
+ * on one database connection. Not the application module: nothing that works at start runs here (the first
+ * administrator, the avatar sweep, the metrics listener, the webhook workers, pruning), and no HTTP routes.
+ */
+@Module({})
+class CliModule {
+  static forRoot(config: AppConfig & { databaseUrl: string }): DynamicModule {
+    return {
+      module: CliModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule.forRoot(config),
+        TypeOrmModule.forFeature([User]),
+        DrainingModule,
+        MetricsModule,
+        AuditModule,
+        EventsModule,
+      ],
+      providers: [
+        UsersService,
+        UsersRepository,
+        PasswordHasher,
+        UserAccessCache,
+        // UsersService removes avatars of deleted users; creating one never touches the store.
+        { provide: FILE_STORE, useFactory: () => createFileStore(config) },
+        StorageService,
+      ],
+    };
+  }
+}
+
+/**
+ * The settings the command line runs the services with: the service's own, with one pooled connection, no
+ * metrics listener, and no pruning of the audit trail or the change events (the service prunes them).
+ */
+function cliConfig(config: AppConfig, databaseUrl: string): AppConfig & { databaseUrl: string } {
+  return {
+    ...config,
+    databaseUrl,
+    dbPoolSize: 1,
+    metricsPort: undefined,
+    auditRetentionDays: 0,
+    eventRetentionDays: 0,
+  };
+}
+
+/** Nest's own messages stay quiet; warnings and errors go to stderr, so stdout holds the command's answer. */
+const stderrLogger: LoggerService = {
+  log: () => undefined,
+  warn: (message: unknown) => process.stderr.write(`${String(message)}\n`),
+  error: (message: unknown) => process.stderr.write(`${String(message)}\n`),
+};
+
+/**
+ * Who the command line is in the audit trail (docs/decisions.md, "The command line goes through the
+ * services"): nobody signed in (`actor_id` null), no client address, and a request id `cli:<uuid>` per run.
+ */
+function cliContext(): RequestContext {
+  return { actorId: null, requestId: `cli:${randomUUID()}`, clientIp: null };
+}
 
 async function createUser(args: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -33,13 +104,16 @@ async function createUser(args: string[]): Promise<void> {
     },
     strict: true,
   });
-  const problems: string[] = [];
-  if (!values.username || !USERNAME_PATTERN.test(values.username)) problems.push(USERNAME_MESSAGE);
-  if (!values.email || !isEmail(values.email)) problems.push(EMAIL_MESSAGE);
   const generated = values.password === undefined;
   const password = values.password ?? randomBytes(15).toString('base64url');
-  if ([...password].length < PASSWORD_MIN || [...password].length > PASSWORD_MAX)
-    problems.push(PASSWORD_MESSAGE);
+  // The rules of POST /api/users, from its DTO.
+  const dto = plainToInstance(CreateUserDto, {
+    username: values.username,
+    email: values.email,
+    password,
+    admin: values.admin,
+  });
+  const problems = validationMessages(await validate(dto, VALIDATOR_OPTIONS));
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
 
   const config = loadConfig(process.env);
@@ -47,24 +121,22 @@ async function createUser(args: string[]): Promise<void> {
   const database = await provideDatabase(config.databaseUrl, config.dataDir, quiet);
   try {
     await runMigrations(database.url, longTimeouts(config));
-    const dataSource = await new DataSource(
-      dataSourceOptions(database.url, 1, interactiveTimeouts(config)),
-    ).initialize();
+    const app = await NestFactory.createApplicationContext(
+      CliModule.forRoot(cliConfig(config, database.url)),
+      {
+        logger: stderrLogger,
+        abortOnError: false,
+      },
+    );
     try {
-      const hash = await new PasswordHasher().hash(password);
-      const rows = await dataSource.query<{ id: number }[]>(
-        `INSERT INTO users (username, email, password_hash, admin) VALUES ($1, lower($2), $3, $4)
-         ON CONFLICT DO NOTHING RETURNING id`,
-        [values.username, values.email, hash, values.admin],
-      );
-      if (rows.length === 0) throw new UsageError('A user with this username or email already exists');
+      const created = await app.get(UsersService).create(dto, cliContext());
       process.stdout.write(
-        `Created ${values.admin ? 'administrator' : 'user'} "${values.username}" with id ${rows[0].id}` +
+        `Created ${created.admin ? 'administrator' : 'user'} "${created.username}" with id ${created.id}` +
           (generated ? ` and password ${password}` : '') +
           '\n',
       );
     } finally {
-      await dataSource.destroy();
+      await app.close();
     }
   } finally {
     await database.stop();
@@ -88,6 +160,8 @@ async function main(argv: string[]): Promise<number> {
     if (
       error instanceof UsageError ||
       error instanceof ConfigError ||
+      // A refusal of the service (a username or email taken): the caller's input, as a 409 would say.
+      (error instanceof AppError && error.status < 500) ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
       process.stderr.write(`${(error as Error).message}\n`);

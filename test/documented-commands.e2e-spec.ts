@@ -43,3 +43,26 @@ describe('commands the README and docs/containers.md give', () => {
     expect(unknown.status).toBe(64);
   });
 });
+
+describe('the Nest CLI (nest-cli.json), which `npm run build` and `npm run start:dev` run', () => {
+  const nest = JSON.parse(readFileSync('nest-cli.json', 'utf8')) as {
+    sourceRoot: string;
+    entryFile: string;
+    compilerOptions: { builder: string; tsConfigPath: string };
+  };
+
+  it('is installed, and the scripts use it', () => {
+    expect(existsSync('node_modules/.bin/nest')).toBe(true);
+    expect(scripts.build).toBe('nest build');
+    expect(scripts['start:dev']).toMatch(/^nest start --watch\b/);
+  });
+
+  it('builds with tsc and tsconfig.build.json, and starts the file `npm start` and the image run', () => {
+    expect(nest.compilerOptions).toMatchObject({ builder: 'tsc', tsConfigPath: 'tsconfig.build.json' });
+    // `nest start` runs <outDir>/<sourceRoot>/<entryFile>.js; outDir is dist (tsconfig.json).
+    const entry = path.posix.join('dist', nest.sourceRoot, `${nest.entryFile}.js`);
+    expect(entry).toBe('dist/src/main.js');
+    expect(scripts.start).toBe(`node ${entry}`);
+    expect(existsSync(entry)).toBe(true);
+  });
+});

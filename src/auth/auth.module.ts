@@ -4,7 +4,6 @@ import { PassportModule } from '@nestjs/passport';
 import { APP_CONFIG } from '../config/config.module.js';
 import { type AppConfig } from '../config/app-config.js';
 import { AuditModule } from '../audit/audit.module.js';
-import { Transactions } from '../database/transactions.js';
 import { UsersModule } from '../users/users.module.js';
 import { AdminBootstrap } from './admin-bootstrap.js';
 import { AuthController } from './auth.controller.js';
@@ -54,7 +53,6 @@ import { EventsModule } from '../events/events.module.js';
     IdpTokens,
     SsoIdentities,
     TokenService,
-    Transactions,
   ],
   exports: [TokenService],
 })

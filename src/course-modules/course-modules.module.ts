@@ -2,7 +2,6 @@ import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from 
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
 import { csvUploadOnly } from '../csv/csv-upload.js';
-import { Transactions } from '../database/transactions.js';
 import { EventsModule } from '../events/events.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { CourseModule } from './course-module.entity.js';
@@ -38,7 +37,6 @@ import { UserModulesController } from './user-modules.controller.js';
     PersonnelService,
     CourseModulesRepository,
     ModuleRolesRepository,
-    Transactions,
     ModuleFiles,
     ModuleBodyPipe,
     ModuleTotals,

@@ -2,7 +2,6 @@ import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from 
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
 import { csvUploadOnly } from '../csv/csv-upload.js';
-import { Transactions } from '../database/transactions.js';
 import { EventsModule } from '../events/events.module.js';
 import { contentTypeOnly } from '../uploads/content-type-only.js';
 import { AvatarFiles } from './avatar-files.js';
@@ -29,7 +28,6 @@ import { UsersService } from './users.service.js';
     PasswordHasher,
     UserAccessCache,
     UserImportService,
-    Transactions,
   ],
   exports: [UsersService, UsersRepository, PasswordHasher, UserAccessCache],
 })

@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
 import { EventsModule } from '../events/events.module.js';
-import { Transactions } from '../database/transactions.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { WebhookDeliverer } from './webhook-deliverer.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
@@ -22,7 +21,6 @@ import { WebhooksService } from './webhooks.service.js';
     DeliveryQueue,
     WebhookDeliverer,
     WebhookDispatcher,
-    Transactions,
   ],
 })
 export class WebhooksModule {}

@@ -1,0 +1,32 @@
+import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { dataSourceOptions } from '../../ormconfig.js';
+import { type AppConfig } from '../config/app-config.js';
+import { interactiveTimeouts } from './database.js';
+import { Transactions } from './transactions.js';
+
+/**
+ * The database every module shares, provided once: TypeORM's `DataSource` (the request pool, with the interactive
+ * bounds) and {@link Transactions}. Global, so features inject `Transactions` without importing this module; the
+ * application module (and the command line's) imports it once.
+ */
+@Global()
+@Module({})
+export class DatabaseModule {
+  static forRoot(config: AppConfig & { databaseUrl: string }): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        TypeOrmModule.forRoot({
+          ...dataSourceOptions(config.databaseUrl, config.dbPoolSize, interactiveTimeouts(config)),
+          // Migrations ran before the module was built (see runMigrations); fail fast if the server is gone.
+          migrationsRun: false,
+          retryAttempts: 3,
+          retryDelay: 1000,
+        }),
+      ],
+      providers: [Transactions],
+      exports: [Transactions],
+    };
+  }
+}
