@@ -64,6 +64,10 @@ describe(readCsv.name, () => {
     expect(await read(Buffer.from('\uFEFFusername,email\nada,ada@example.edu\n'))).toEqual([
       { line: 2, cells: { username: 'ada', email: 'ada@example.edu' } },
     ]);
+    // Before a quoted first name too, where it would otherwise make the quote stray.
+    expect(await read(Buffer.from('\uFEFF"username";"email"\nada;ada@example.edu\n'))).toEqual([
+      { line: 2, cells: { username: 'ada', email: 'ada@example.edu' } },
+    ]);
   });
 
   it('skips blank lines but counts them, whatever the line breaks', async () => {
@@ -145,8 +149,19 @@ describe(readCsv.name, () => {
   });
 
   it('answers 413, not malformed, for an overlong record in a body over the byte limit', async () => {
-    const body = `username,email\n${'x'.repeat(CSV_MAX_BYTES)}\n`;
-    await expect(read(body)).rejects.toBeInstanceOf(ImportFileTooLarge);
+    // In pieces, as an upload arrives: the parser meets the overlong record before the byte limit is passed.
+    const piece = 'x'.repeat(65_536);
+    const pieces = [
+      'username,email\n',
+      ...Array.from({ length: CSV_MAX_BYTES / piece.length + 1 }, () => piece),
+    ];
+    await expect(readCsv(chunks(...pieces), ['username', 'email'])).rejects.toBeInstanceOf(
+      ImportFileTooLarge,
+    );
+    // The same record in a body within the limit is malformed.
+    await expect(readCsv(chunks(...pieces.slice(0, 4)), ['username', 'email'])).rejects.toEqual(
+      new MalformedCsv(2),
+    );
   });
 });
 
