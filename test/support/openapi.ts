@@ -145,9 +145,8 @@ const RFC3339_MILLIS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export function createAjv(document: OpenAPIObject): Ajv {
   const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, strictRequired: false });
-  const addFormats = ((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (
-    ajv: Ajv,
-  ) => Ajv;
+  // A CommonJS module: its `module.exports` is the plugin, and so is its `default` (the one TypeScript sees).
+  const addFormats = formatsModule.default;
   addFormats(ajv);
   ajv.addFormat('int32', {
     type: 'number',
