@@ -60,7 +60,12 @@ describe('logs', () => {
         return rows as T;
       },
     };
-    admin = await makeUser(database, { admin: true, password: PASSWORD });
+    // A name of its own: this service's database keeps the users earlier test files of the run made.
+    admin = await makeUser(database, {
+      admin: true,
+      password: PASSWORD,
+      username: `log-admin-${process.pid}`,
+    });
   });
 
   afterAll(async () => {
