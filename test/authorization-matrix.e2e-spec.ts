@@ -270,7 +270,7 @@ let sequence = 0;
 describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', () => {
   // The identity provider starts first; its issuer goes into the settings the service starts with below.
   let idp: TestIdp;
-  const settings = { oidc: undefined as unknown as TestApp['config']['oidc'] };
+  const settings: Pick<TestApp['config'], 'oidc'> = { oidc: undefined };
   beforeAll(async () => {
     idp = await TestIdp.start();
     settings.oidc = {

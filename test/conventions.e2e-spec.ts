@@ -1,5 +1,6 @@
 import { startTestApp, useTestApp } from './support/app.js';
 import { freshAdmin } from './support/fresh-admin.js';
+import { makeModule, makeUser, tokenFor } from './support/factories.js';
 import { client } from './support/http.js';
 
 /** docs/api.md §1: the envelope on every framework error, body framing, path ids. */
@@ -28,6 +29,15 @@ describe('conventions (docs/api.md §1)', () => {
       const res = await api.request(method, '/api/health', { token });
       expect(res.status).toBe(404);
       expect(res.body).toEqual(error('Route not found'));
+    }
+  });
+
+  it('answers 404 Route not found to a method a guarded route does not serve, before access is checked', async () => {
+    const module = await makeModule(app.dataSource);
+    const member = tokenFor(await makeUser(app.dataSource));
+    for (const caller of [member, undefined]) {
+      const res = await api.request('PATCH', `/api/modules/${module.id}`, { token: caller, body: {} });
+      expect([res.status, res.body]).toEqual([404, error('Route not found')]);
     }
   });
 

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { useTestApp } from './support/app.js';
 import { makeUser, tokenFor, type UserRow } from './support/factories.js';
+import { waitFor } from './support/wait-for.js';
 
 /**
  * An answer given before the request body is read (unknown user, no token, not an admin, a body too large or of
@@ -184,10 +185,7 @@ class RawConnection {
       if (parsed) return parsed;
       if (this.ended) throw new Error(`connection ended with ${this.received.length} bytes of an answer`);
       if (Date.now() > deadline) throw new Error('no complete answer within 10 s');
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        setTimeout(resolve, 100);
-      });
+      await this.nextEvent(deadline);
     }
   }
 
@@ -196,11 +194,20 @@ class RawConnection {
     const deadline = Date.now() + 10_000;
     while (!this.ended) {
       if (Date.now() > deadline) throw new Error('the server kept the connection for 10 s');
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        setTimeout(resolve, 100);
-      });
+      await this.nextEvent(deadline);
     }
+  }
+
+  /** Resolves at the connection's next data or end, or at `deadline` if nothing comes before. */
+  private nextEvent(deadline: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()) + 1);
+      this.wake = () => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+    });
   }
 
   destroy(): void {
@@ -536,11 +543,15 @@ describe('Answers given before the request body is read reach the client', () =>
     );
     socket.write(body);
     socket.write('GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n');
-    const deadline = Date.now() + 5000;
-    while (!/HTTP\/1\.1 200[^]*"success":true/.test(texts.join('')) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    try {
+      await waitFor(() => /HTTP\/1\.1 200[^]*"success":true/.test(texts.join('')), {
+        timeoutMs: 5000,
+        what: 'the answer to the request after the drained body',
+        seen: () => texts.join(''),
+      });
+    } finally {
+      socket.destroy();
     }
-    socket.destroy();
     const all = texts.join('');
     expect(all).toMatch(/^HTTP\/1\.1 404 /);
     expect(all).toMatch(/HTTP\/1\.1 200 OK/);

@@ -4,20 +4,13 @@ import { type DataSource } from 'typeorm';
 import { testDatabaseUrl, useTestApp } from './support/app.js';
 import { freshAdmin } from './support/fresh-admin.js';
 import { csvLines } from './support/csv.js';
+import { poolOf } from './support/pool.js';
+import { waitFor } from './support/wait-for.js';
 
 /** The request pool's connections: all of them, and those idle (TypeORM's pg-pool underneath). */
 function poolState(dataSource: DataSource): { total: number; idle: number } {
-  const pool = (dataSource.driver as unknown as { master: pg.Pool }).master;
+  const pool = poolOf(dataSource);
   return { total: pool.totalCount, idle: pool.idleCount };
-}
-
-/** Resolves once `condition` holds, checking every 50 ms; fails after `withinMs`. */
-async function until(condition: () => boolean | Promise<boolean>, withinMs: number, what: string) {
-  const deadline = Date.now() + withinMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /**
@@ -96,11 +89,10 @@ describe('CSV export bounds', () => {
     expect(poolState(app.dataSource).idle).toBe(0);
     const started = Date.now();
     // After EXPORT_IDLE_TIMEOUT_MS without a read, every connection is back (or dropped, to be opened anew).
-    await until(
-      () => poolState(app.dataSource).idle === poolState(app.dataSource).total,
-      10_000,
-      'pool free',
-    );
+    await waitFor(() => poolState(app.dataSource).idle === poolState(app.dataSource).total, {
+      timeoutMs: 10_000,
+      what: 'the pool to be free',
+    });
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
     expect(await api.get('/api/modules?per_page=1', { token })).toMatchObject({ status: 200 });
     // The stalled downloads were cut: a chunked answer without its last chunk, never a complete file.
@@ -123,18 +115,18 @@ describe('CSV export bounds', () => {
       const download = fetch(`${app.url}/api/users/export.csv?query=long-name-19999`, {
         headers: { authorization: `Bearer ${token}` },
       });
-      await until(
+      // The export's query waits on the lock, and keeps waiting past the interactive statement timeout (1 s):
+      // the long timeout governs it.
+      await waitFor(
         async () =>
           (
             await watcher.query(
-              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT u.id, u.username%'`,
+              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT u.id, u.username%'
+                 AND clock_timestamp() - query_start > interval '1500 milliseconds'`,
             )
           ).rowCount === 1,
-        5000,
-        'the export waits on the lock',
+        { timeoutMs: 10_000, what: 'the export to wait on the lock for more than 1.5 s' },
       );
-      // A duration, not a condition: the wait must outlast the interactive statement timeout.
-      await new Promise((resolve) => setTimeout(resolve, 1500));
       await locker.query('COMMIT');
       const res = await download;
       expect(res.status).toBe(200);

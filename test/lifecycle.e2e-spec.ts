@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { client } from './support/http.js';
 import { isAlive } from './support/processes.js';
+import { refusesConnections } from './support/sockets.js';
+import { waitFor } from './support/wait-for.js';
 
 /** The built service (`npm test` builds first), run as a user would run it, on the embedded database. */
 const MAIN = path.resolve('dist/src/main.js');
@@ -36,15 +38,19 @@ async function start(dataDir: string): Promise<Running> {
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const match = /listening on (http:\/\/[^/"\s]+)\/api/.exec(output);
-    if (match) return { child, url: match[1], output: () => output, exited };
-    if (child.exitCode !== null) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  try {
+    const url = await waitFor(
+      () => {
+        if (child.exitCode !== null) throw new Error(`service exited:\n${output}`);
+        return /listening on (http:\/\/[^/"\s]+)\/api/.exec(output)?.[1];
+      },
+      { timeoutMs: 30_000, what: 'the service to listen', seen: () => output },
+    );
+    return { child, url, output: () => output, exited };
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
   }
-  child.kill('SIGKILL');
-  throw new Error(`service did not start:\n${output}`);
 }
 
 async function login(url: string, password = ADMIN_PASSWORD) {
@@ -95,7 +101,12 @@ describe('the service as a process', () => {
             port,
             method: 'POST',
             path: '/api/auth/login',
-            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+            headers: {
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(body),
+              // The server's 100 Continue says it has read the head: the request is in flight from then on.
+              expect: '100-continue',
+            },
           },
           (response) => {
             let text = '';
@@ -104,11 +115,16 @@ describe('the service as a process', () => {
           },
         );
         request.on('error', reject);
-        request.write(body.slice(0, 10));
-        setTimeout(() => {
+        request.once('continue', () => {
+          request.write(body.slice(0, 10));
           first.child.kill('SIGTERM');
-          setTimeout(() => request.end(body.slice(10)), 500);
-        }, 200);
+          // The rest of the body comes once the service has stopped accepting connections: it is shutting down.
+          waitFor(() => refusesConnections(first.url), {
+            timeoutMs: 10_000,
+            what: 'the service to refuse new connections after SIGTERM',
+          }).then(() => request.end(body.slice(10)), reject);
+        });
+        request.flushHeaders();
       });
       const finished = await inFlight;
       expect(finished.status).toBe(200);

@@ -3,15 +3,16 @@ import { LoginThrottle } from '../src/auth/login-throttle.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { DEFAULT_PASSWORD, makeUser } from './support/factories.js';
 import { client } from './support/http.js';
-import { testRedisUrl, uniqueRedisPrefix } from './support/redis.js';
+import { uniqueRedisPrefix } from './support/redis.js';
+import { describeWhenAvailable, redisRequirement } from './support/requires.js';
 
-const redisUrl = await testRedisUrl('test/login-throttle-redis.e2e-spec.ts');
-const withRedis = redisUrl ? describe : describe.skip;
+const needsRedis = await redisRequirement();
+const redisUrl = needsRedis.found;
 
 const login = (app: TestApp, username: string, password: string) =>
   client(app.url).post('/api/auth/login', { body: { username, password } });
 
-withRedis('Login throttle in Redis (REDIS_URL), shared by two services', () => {
+describeWhenAvailable(needsRedis, 'Login throttle in Redis (REDIS_URL), shared by two services', () => {
   const prefix = uniqueRedisPrefix('throttle');
   let one: TestApp;
   let two: TestApp;

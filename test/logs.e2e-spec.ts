@@ -3,10 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { type DataSource } from 'typeorm';
 import { TEST_JWT_SECRET, testDatabaseUrl } from './support/app.js';
-import { makeUser, type UserRow } from './support/factories.js';
+import { type Database, makeUser, type UserRow } from './support/factories.js';
 import { client } from './support/http.js';
+import { waitFor } from './support/wait-for.js';
 
 /**
  * The service as a process with its real JSON log on stdout, against the test database: every line of a
@@ -46,18 +46,26 @@ describe('logs', () => {
     });
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const deadline = Date.now() + 40_000;
-    while (!/listening on (http:\/\/[^/"\s]+)\/api/.test(output)) {
-      if (Date.now() > deadline || child.exitCode !== null)
-        throw new Error(`service did not start:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    url = /listening on (http:\/\/[^/"\s]+)\/api/.exec(output)![1];
+    url = await waitFor(
+      () => {
+        if (child.exitCode !== null) throw new Error(`service exited:\n${output}`);
+        return /listening on (http:\/\/[^/"\s]+)\/api/.exec(output)?.[1];
+      },
+      { timeoutMs: 40_000, what: 'the service to listen', seen: () => output },
+    );
     // After the start: the service has migrated the database by then.
-    const asDataSource = {
-      query: (sql: string, params: unknown[]) => db.query(sql, params).then((r) => r.rows),
+    const database: Database = {
+      query: async <T>(sql: string, params?: unknown[]) => {
+        const rows: unknown = (await db.query(sql, params)).rows;
+        return rows as T;
+      },
     };
-    admin = await makeUser(asDataSource as unknown as DataSource, { admin: true, password: PASSWORD });
+    // A name of its own: this service's database keeps the users earlier test files of the run made.
+    admin = await makeUser(database, {
+      admin: true,
+      password: PASSWORD,
+      username: `log-admin-${process.pid}`,
+    });
   });
 
   afterAll(async () => {
@@ -108,11 +116,20 @@ describe('logs', () => {
       /select|from |statement|timeout|canceling|query|\bat \S+:\d+|error:/i,
     );
 
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const lines = output
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, any>);
+    const parsed = () =>
+      output
+        .split('\n')
+        .slice(0, -1) // the last piece is an unfinished line, or empty
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, any>);
+    // The 500's last line is written once its answer has gone: wait for it, not for a time.
+    const lines = await waitFor(
+      () => {
+        const all = parsed();
+        return all.some((line) => line.reqId === 'log-500' && line.msg === 'request completed') && all;
+      },
+      { timeoutMs: 5000, what: "the 500's 'request completed' log line" },
+    );
     const of = (reqId: string) => lines.filter((line) => line.reqId === reqId);
 
     // Each authenticated request: its lines all carry the request id and the caller.

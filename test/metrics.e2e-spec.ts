@@ -1,6 +1,8 @@
 import { Metrics, MetricsServer } from '../src/observability/metrics.js';
-import { useTestApp } from './support/app.js';
+import pg from 'pg';
+import { testDatabaseUrl, useTestApp } from './support/app.js';
 import { makeUser } from './support/factories.js';
+import { waitFor } from './support/wait-for.js';
 
 /** One sample of a Prometheus text exposition: `name{label="value",…} number`. */
 interface Sample {
@@ -100,13 +102,31 @@ describe('Prometheus metrics on METRICS_PORT', () => {
     expect(valueOf(quiet, 'db_pool_waiting_requests')).toBe(0);
     expect(valueOf(quiet, 'db_pool_idle_connections')).toBe(valueOf(quiet, 'db_pool_connections'));
 
-    // Two queries more than the pool holds: every connection busy, two queries queued.
-    const sleeping = Array.from({ length: POOL_SIZE + 2 }, () =>
-      app.dataSource.query('SELECT pg_sleep(0.6)'),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    const busy = await scrape();
-    await Promise.all(sleeping);
+    // Two queries more than the pool holds, each waiting on a lock held outside the pool until the metrics
+    // show the queue: every connection busy, two queries queued.
+    const holder = new pg.Client({ connectionString: testDatabaseUrl() });
+    await holder.connect();
+    let busy: Sample[];
+    try {
+      await holder.query('SELECT pg_advisory_lock(4711)');
+      const waiting = Array.from({ length: POOL_SIZE + 2 }, () =>
+        app.dataSource.query('SELECT pg_advisory_xact_lock_shared(4711)'),
+      );
+      try {
+        busy = await waitFor(
+          async () => {
+            const samples = await scrape();
+            return valueOf(samples, 'db_pool_waiting_requests') === 2 && samples;
+          },
+          { timeoutMs: 5000, what: 'db_pool_waiting_requests to reach 2' },
+        );
+      } finally {
+        await holder.query('SELECT pg_advisory_unlock(4711)');
+        await Promise.all(waiting);
+      }
+    } finally {
+      await holder.end();
+    }
     expect(valueOf(busy, 'db_pool_connections')).toBe(POOL_SIZE);
     expect(valueOf(busy, 'db_pool_idle_connections')).toBe(0);
     expect(valueOf(busy, 'db_pool_waiting_requests')).toBe(2);

@@ -6,6 +6,7 @@ import { ModuleRole } from '../src/course-modules/module-role.js';
 import { UsersRepository } from '../src/users/users.repository.js';
 import { useTestApp } from './support/app.js';
 import { assignRole, makeModule, makeUser } from './support/factories.js';
+import { poolOf } from './support/pool.js';
 
 /** The statements `work` sends through `manager`, as their first words. */
 async function statementsOf<T>(manager: EntityManager, work: () => Promise<T>): Promise<[T, string[]]> {
@@ -24,8 +25,7 @@ async function statementsOf<T>(manager: EntityManager, work: () => Promise<T>): 
 
 /** The statements `work` sends as prepared statements straight to the data source's `pg` pool. */
 async function poolStatementsOf<T>(dataSource: DataSource, work: () => Promise<T>): Promise<[T, string[]]> {
-  const pool = (dataSource.driver as unknown as { master: { query: (config: { text: string }) => unknown } })
-    .master;
+  const pool: { query: (config: { text: string }) => unknown } = poolOf(dataSource);
   const statements: string[] = [];
   const original = pool.query.bind(pool);
   pool.query = (config: { text: string }) => {

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { useTestApp } from './support/app.js';
 import { makeUser, tokenFor } from './support/factories.js';
+import { waitFor } from './support/wait-for.js';
 
 /**
  * REQUEST_TIMEOUT_MS bounds how long one request, head and body, may take to arrive. The service here runs with
@@ -48,11 +49,11 @@ function trickle(url: string, head: string, rest: string): Trickle {
 
 /** Resolves once the server has sent a complete answer whose status line and body are in `received()`. */
 async function answered(connection: Trickle, pattern: RegExp): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!pattern.test(connection.received())) {
-    if (Date.now() > deadline) throw new Error(`no answer matching ${pattern}: ${connection.received()}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitFor(() => pattern.test(connection.received()), {
+    timeoutMs: 5000,
+    what: `an answer matching ${pattern}`,
+    seen: () => connection.received(),
+  });
 }
 
 describe('A request must arrive within REQUEST_TIMEOUT_MS', () => {

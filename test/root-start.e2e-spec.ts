@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { describeWhenAvailable, rootRequirement } from './support/requires.js';
 
 /**
  * Started as root, the embedded PostgreSQL runs as the `postgres` user. In a directory that user cannot enter
@@ -9,7 +10,6 @@ import path from 'node:path';
  * `spawn … EACCES` stack trace — and in a data directory it can reach it must work.
  */
 const MAIN = path.resolve('dist/src/main.js');
-const asRoot = process.getuid?.() === 0 ? describe : describe.skip;
 
 function run(dataDir: string, waitFor: RegExp | undefined, timeoutMs: number) {
   const { DATABASE_URL: _url, JWT_SECRET: _secret, ...rest } = process.env;
@@ -42,7 +42,7 @@ function run(dataDir: string, waitFor: RegExp | undefined, timeoutMs: number) {
   });
 }
 
-asRoot('starting as root', () => {
+describeWhenAvailable(rootRequirement(), 'starting as root', () => {
   let privateDir: string;
 
   beforeAll(async () => {

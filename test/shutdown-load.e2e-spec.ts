@@ -4,6 +4,8 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isAlive } from './support/processes.js';
+import { refusesConnections } from './support/sockets.js';
+import { waitFor } from './support/wait-for.js';
 
 /**
  * SIGTERM while a burst of requests is in flight, on the embedded database: every request already sent gets
@@ -13,8 +15,16 @@ const MAIN = path.resolve('dist/src/main.js');
 const ADMIN_PASSWORD = 'shutdown-load-admin-password';
 const IN_FLIGHT = 24;
 
+interface Answer {
+  status?: number;
+  body?: any;
+  error?: string;
+  at: number;
+}
+
 /**
- * A request over its own connection; resolves with the status and body, or the socket error's code. With
+ * A request over its own connection, sent with `Expect: 100-continue`: `accepted` resolves when the server has
+ * read its head (its 100 Continue), and `answer` with the status and body, or the socket error's code. With
  * `holdBack`, the last bytes of the body are sent only once it resolves: the request is then still in flight.
  */
 function send(
@@ -24,10 +34,12 @@ function send(
   body?: unknown,
   token?: string,
   holdBack?: Promise<unknown>,
-) {
+): { answer: Promise<Answer>; accepted: Promise<void> } {
   const { hostname, port } = new URL(url);
   const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise<{ status?: number; body?: any; error?: string; at: number }>((resolve) => {
+  let accept!: () => void;
+  const accepted = new Promise<void>((resolve) => (accept = resolve));
+  const answer = new Promise<Answer>((resolve) => {
     const request = http.request(
       {
         host: hostname,
@@ -40,9 +52,11 @@ function send(
             ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
             : {}),
           ...(token ? { authorization: `Bearer ${token}` } : {}),
+          expect: '100-continue',
         },
       },
       (response) => {
+        accept();
         let text = '';
         response.on('data', (chunk: Buffer) => (text += chunk.toString()));
         response.on('end', () =>
@@ -50,14 +64,23 @@ function send(
         );
       },
     );
-    request.on('error', (error: NodeJS.ErrnoException) =>
-      resolve({ error: error.code ?? error.message, at: Date.now() }),
-    );
-    if (holdBack && payload) {
-      request.write(payload.slice(0, -2));
-      void holdBack.then(() => request.end(payload.slice(-2)));
-    } else request.end(payload);
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      accept();
+      resolve({ error: error.code ?? error.message, at: Date.now() });
+    });
+    request.once('continue', () => {
+      accept();
+      if (holdBack && payload) {
+        request.write(payload.slice(0, -2));
+        void holdBack.then(
+          () => request.end(payload.slice(-2)),
+          (error: Error) => request.destroy(error),
+        );
+      } else request.end(payload);
+    });
+    request.flushHeaders();
   });
+  return { answer, accepted };
 }
 
 describe('graceful shutdown under load', () => {
@@ -82,17 +105,18 @@ describe('graceful shutdown under load', () => {
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
-    const deadline = Date.now() + 60_000;
-    while (!/listening on (http:\/\/[^/"\s]+)\/api/.test(output)) {
-      if (Date.now() > deadline || child.exitCode !== null)
-        throw new Error(`service did not start:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    const url = /listening on (http:\/\/[^/"\s]+)\/api/.exec(output)![1];
+    const url = await waitFor(
+      () => {
+        if (child!.exitCode !== null) throw new Error(`service exited:\n${output}`);
+        return /listening on (http:\/\/[^/"\s]+)\/api/.exec(output)?.[1];
+      },
+      { timeoutMs: 60_000, what: 'the service to listen', seen: () => output },
+    );
     const postgresPid = Number(
       (await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0],
     );
-    const login = await send(url, 'POST', '/api/auth/login', { username: 'admin', password: ADMIN_PASSWORD });
+    const login = await send(url, 'POST', '/api/auth/login', { username: 'admin', password: ADMIN_PASSWORD })
+      .answer;
     expect(login.status).toBe(200);
     const token: string = login.body.data.token;
 
@@ -111,7 +135,8 @@ describe('graceful shutdown under load', () => {
       }
       return send(url, 'GET', '/api/modules', undefined, token);
     });
-    // However fast the machine, one request is certainly still in flight at SIGTERM: its body is not complete.
+    // However fast the machine, one request is certainly still in flight at SIGTERM: its body is not complete
+    // until the service has stopped accepting connections.
     let signalled!: () => void;
     const afterSignal = new Promise<void>((resolve) => (signalled = resolve));
     const slow = send(
@@ -120,16 +145,21 @@ describe('graceful shutdown under load', () => {
       '/api/modules',
       { code: 'SLW999', year: 2026, credits: 15 },
       token,
-      afterSignal.then(() => new Promise((resolve) => setTimeout(resolve, 300))),
+      afterSignal.then(() =>
+        waitFor(() => refusesConnections(url), {
+          timeoutMs: 10_000,
+          what: 'the service to refuse new connections after SIGTERM',
+        }),
+      ),
     );
-    // Let the service accept every connection and start on each request (the logins, argon2 at 19 MiB each,
-    // are still running), then ask it to stop. A connection still in the kernel's queue at SIGTERM is not
+    // The service has accepted every connection and read each request's head (the logins, argon2 at 19 MiB
+    // each, are still to run), then is asked to stop. A connection still in the kernel's queue at SIGTERM is not
     // accepted: it is reset when the listening socket closes, which is what a client retries on.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await Promise.all([...burst, slow].map((request) => request.accepted));
     const termAt = Date.now();
     child.kill('SIGTERM');
     signalled();
-    const answers = await Promise.all([...burst, slow]);
+    const answers = await Promise.all([...burst, slow].map((request) => request.answer));
     const code = await exited;
     const tookMs = Date.now() - termAt;
 

@@ -6,6 +6,7 @@ import { useTestApp } from './support/app.js';
 import { freshAdmin } from './support/fresh-admin.js';
 import { makeUser, tokenFor, type UserRow } from './support/factories.js';
 import { abortedUpload, eventually, filesUnder, image, upload, uploadFile } from './support/users-helpers.js';
+import { waitFor } from './support/wait-for.js';
 
 const TWO_MIB = 2 * 1024 * 1024;
 
@@ -35,6 +36,22 @@ describe('Users API: avatars', () => {
     });
     return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
   };
+
+  /** How each avatar upload ends from now on ('uploaded' or the error's message), until `restore()`. */
+  function recordUploadOutcomes(): { outcomes: string[]; restore(): void } {
+    const avatars = app.service.app.get(AvatarService);
+    const upload = avatars.upload.bind(avatars);
+    const outcomes: string[] = [];
+    avatars.upload = (...args) =>
+      upload(...args).then(
+        (summary) => (outcomes.push('uploaded'), summary),
+        (error: Error) => {
+          outcomes.push(error.message);
+          throw error;
+        },
+      );
+    return { outcomes, restore: () => (avatars.upload = upload) };
+  }
 
   /** Uploads `bytes` as the user's avatar and checks it took. */
   async function givenAvatar(bytes: Buffer) {
@@ -265,15 +282,26 @@ describe('Users API: avatars', () => {
       const previousBytes = image('webp', 1000);
       const previous = await givenAvatar(previousBytes);
       const before = await storedAvatar(user.id);
+      const { outcomes, restore } = recordUploadOutcomes();
       let partial: string[] = [];
-      await abortedUpload(app.url, Number(user.id), token, image('png', TWO_MIB), 1024 * 1024, async () => {
-        partial = (await storageFiles()).filter((file) => file.startsWith('.tmp/'));
-      });
-      // Half the file had reached a temporary file when the client went away.
-      expect(partial).toHaveLength(1);
-      // The server notices the closed socket, fails the write and removes its temporary file.
-      await eventually(async () => (await storageFiles()).length === 1);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      try {
+        await abortedUpload(app.url, Number(user.id), token, image('png', TWO_MIB), 1024 * 1024, async () => {
+          partial = await waitFor(
+            async () => {
+              const temporary = (await storageFiles()).filter((file) => file.startsWith('.tmp/'));
+              return temporary.length > 0 && temporary;
+            },
+            { timeoutMs: 5000, what: 'the upload to start its temporary file' },
+          );
+        });
+        // Half the file had reached a temporary file when the client went away.
+        expect(partial).toHaveLength(1);
+        // The server notices the closed socket, fails the write and removes its temporary file.
+        await eventually(async () => (await storageFiles()).length === 1);
+        await waitFor(() => outcomes.length > 0, { timeoutMs: 5000, what: 'the aborted upload to end' });
+      } finally {
+        restore();
+      }
       await expectUnchanged(previous, previousBytes);
       expect((await storedAvatar(user.id)).updated_at).toEqual(before.updated_at);
       // The service still answers normally afterwards.
@@ -284,16 +312,11 @@ describe('Users API: avatars', () => {
       const previousBytes = image('png');
       const previous = await givenAvatar(previousBytes);
       // Record how each upload ends: one left waiting on a closed request would never settle.
-      const avatars = app.service.app.get(AvatarService);
-      const upload = avatars.upload.bind(avatars);
-      const outcomes: string[] = [];
-      avatars.upload = (...args) =>
-        upload(...args).then(
-          (summary) => (outcomes.push('uploaded'), summary),
-          (error: Error) => {
-            outcomes.push(error.message);
-            throw error;
-          },
+      const { outcomes, restore } = recordUploadOutcomes();
+      const server = app.service.app.getHttpServer();
+      const connections = () =>
+        new Promise<number>((resolve, reject) =>
+          server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
         );
       // Hold the user lookup with a table lock (the admin's access is cached by the upload above).
       const runner = app.dataSource.createQueryRunner();
@@ -301,16 +324,31 @@ describe('Users API: avatars', () => {
       await runner.startTransaction();
       try {
         await runner.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
-        await abortedUpload(app.url, Number(user.id), token, image('png', 4096), 1024);
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        const before = await connections();
+        await abortedUpload(app.url, Number(user.id), token, image('png', 4096), 1024, () =>
+          waitFor(
+            async () =>
+              (
+                await app.dataSource.query<unknown[]>(
+                  `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+                )
+              ).length > 0,
+            { timeoutMs: 5000, what: "the upload's user lookup to wait on the lock" },
+          ),
+        );
+        // The client has left before the lookup returns: its connection is gone on the server's side too.
+        await waitFor(async () => (await connections()) <= before, {
+          timeoutMs: 5000,
+          what: "the server to close the aborted upload's connection",
+        });
       } finally {
         await runner.commitTransaction();
         await runner.release();
       }
       try {
-        await eventually(() => Promise.resolve(outcomes.length > 0));
+        await waitFor(() => outcomes.length > 0, { timeoutMs: 5000, what: 'the aborted upload to end' });
       } finally {
-        avatars.upload = upload;
+        restore();
       }
       expect(outcomes).toEqual(['Malformed multipart body']);
       await expectUnchanged(previous, previousBytes);

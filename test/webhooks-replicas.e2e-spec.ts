@@ -9,6 +9,7 @@ import { startTestApp, TEST_JWT_SECRET, type TestApp, testDatabaseUrl } from './
 import { makeUser, tokenFor } from './support/factories.js';
 import { request } from './support/http.js';
 import { eventually, type Received, startReceiver, verified } from './support/webhook-receiver.js';
+import { waitFor } from './support/wait-for.js';
 
 /**
  * Webhook delivery on several replicas of the service sharing one database: no event lost, none enqueued twice,
@@ -171,13 +172,14 @@ describe('a replica killed with SIGKILL in the middle of a delivery burst', () =
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    const deadline = Date.now() + 60_000;
-    while (!/listening on (http:\/\/[^/"\s]+)\/api/.test(output)) {
-      if (Date.now() > deadline || child.exitCode !== null)
-        throw new Error(`service did not start:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    return { child, url: /listening on (http:\/\/[^/"\s]+)\/api/.exec(output)![1], exited };
+    const url = await waitFor(
+      () => {
+        if (child.exitCode !== null) throw new Error(`service exited:\n${output}`);
+        return /listening on (http:\/\/[^/"\s]+)\/api/.exec(output)?.[1];
+      },
+      { timeoutMs: 60_000, what: 'the service to listen', seen: () => output },
+    );
+    return { child, url, exited };
   }
 
   it('leaves its deliveries to the restarted service: every event arrives, each attempt is recorded once', async () => {

@@ -41,18 +41,20 @@ export interface SignInOptions {
 
 @Injectable()
 export class AuthService {
+  // Each collaborator typed as what is used of it (injected by its class), so a unit test can fake it.
   constructor(
-    private readonly users: UsersRepository,
-    private readonly hasher: PasswordHasher,
-    private readonly tokens: TokenService,
+    @Inject(UsersRepository)
+    private readonly users: Pick<UsersRepository, 'findByUsername' | 'findById' | 'update'>,
+    @Inject(PasswordHasher) private readonly hasher: Pick<PasswordHasher, 'verify' | 'hash'>,
+    @Inject(TokenService) private readonly tokens: Pick<TokenService, 'issue'>,
     private readonly throttle: LoginThrottle,
-    private readonly access: UserAccessCache,
-    private readonly transactions: Transactions,
-    private readonly audit: AuditService,
-    private readonly metrics: Metrics,
-    private readonly idp: IdpTokens,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly changeEvents: ChangeEventsService,
+    @Inject(UserAccessCache) private readonly access: Pick<UserAccessCache, 'invalidate'>,
+    @Inject(Transactions) private readonly transactions: Pick<Transactions, 'run'>,
+    @Inject(AuditService) private readonly audit: Pick<AuditService, 'record'>,
+    @Inject(Metrics) private readonly metrics: Pick<Metrics, 'loginThrottled'>,
+    @Inject(IdpTokens) private readonly idp: Pick<IdpTokens, 'idpEndpoints'>,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'oidc' | 'passwordLogin'>,
+    @Inject(ChangeEventsService) private readonly changeEvents: Pick<ChangeEventsService, 'record'>,
   ) {}
 
   async signInOptions(): Promise<SignInOptions> {

@@ -1,83 +1,125 @@
-import { type AuditService } from '../audit/audit.service.js';
-import { type Transaction, type Transactions } from '../database/transactions.js';
+import { DataSource, Repository } from 'typeorm';
+import { AuditRepository } from '../audit/audit.repository.js';
+import { AuditService } from '../audit/audit.service.js';
+import { loadConfig } from '../config/app-config.js';
+import { Draining } from '../core/draining.js';
+import { type Transaction, Transactions } from '../database/transactions.js';
 import { type NewChangeEvent } from '../events/change-event-types.js';
-import { type ChangeEventsService } from '../events/change-events.service.js';
+import { ChangeEventNotifications } from '../events/change-event-notifications.js';
+import { ChangeEventsRepository } from '../events/change-events.repository.js';
+import { ChangeEventsService } from '../events/change-events.service.js';
+import { Metrics } from '../observability/metrics.js';
+import { LocalFileStore } from '../storage/local-file-store.js';
+import { StorageService } from '../storage/storage.service.js';
 import { type UsersService } from '../users/users.service.js';
-import { type CourseModulesRepository, type DeletedModules } from './course-modules.repository.js';
+import { CourseModule } from './course-module.entity.js';
+import { CourseModulesRepository, type DeletedModules } from './course-modules.repository.js';
 import { CourseModulesService } from './course-modules.service.js';
-import { type ModuleFiles } from './module-files.js';
+import { ModuleFiles } from './module-files.js';
 import { type ModuleRolesRepository } from './module-roles.repository.js';
 import { ModuleTotals } from './module-totals.js';
 
+/*
+ * The service takes its collaborators as classes, so each fake is a subclass overriding the one method the
+ * service calls; the collaborators' own dependencies are real but never reach a database (the data source is
+ * never initialized, so a call that was not faked fails).
+ */
+const dataSource = new DataSource({ type: 'postgres' });
+const config = loadConfig({});
+
 /** A module repository over a fixed set of existing ids that records each bulk delete it is asked for. */
-function fakeModules(existing: string[]) {
-  const deletes: { ids: readonly string[]; transaction: Transaction }[] = [];
-  const repository = {
-    deleteWithDependents: (ids: readonly string[], transaction: Transaction): Promise<DeletedModules> => {
-      deletes.push({ ids, transaction });
-      const found = existing.filter((id) => ids.includes(id));
-      return Promise.resolve({
-        ids: found,
-        modules: found.map((id) => ({ code: `CSC${id.padStart(3, '0').slice(-3)}`, year: 2026 })),
-        storageKeys: found.map((id) => `elsewhere/${id}`),
-      });
-    },
-  } as unknown as CourseModulesRepository;
-  return { repository, deletes };
+class FakeModules extends CourseModulesRepository {
+  readonly deletes: { ids: readonly string[]; transaction: Transaction }[] = [];
+
+  constructor(private readonly existing: string[]) {
+    super(new Repository(CourseModule, dataSource.manager));
+  }
+
+  override deleteWithDependents(ids: readonly string[], transaction: Transaction): Promise<DeletedModules> {
+    this.deletes.push({ ids, transaction });
+    const found = this.existing.filter((id) => ids.includes(id));
+    return Promise.resolve({
+      ids: found,
+      modules: found.map((id) => ({ code: `CSC${id.padStart(3, '0').slice(-3)}`, year: 2026 })),
+      storageKeys: found.map((id) => `elsewhere/${id}`),
+    });
+  }
 }
 
 /** Runs the work with a marker transaction and counts the transactions opened. */
-function fakeTransactions() {
-  const marker = { transaction: true } as unknown as Transaction;
-  const opened: Transaction[] = [];
-  const transactions = {
-    run: <T>(work: (transaction: Transaction) => Promise<T>) => {
-      opened.push(marker);
-      return work(marker);
-    },
-  } as unknown as Transactions;
-  return { transactions, opened, marker };
+class FakeTransactions extends Transactions {
+  readonly marker: Transaction = new DataSource({ type: 'postgres' }).manager;
+  readonly opened: Transaction[] = [];
+
+  constructor() {
+    super(dataSource, config);
+  }
+
+  override run<T>(work: (transaction: Transaction) => Promise<T>): Promise<T> {
+    this.opened.push(this.marker);
+    return work(this.marker);
+  }
 }
 
-function fakeFiles() {
-  const removed: [readonly string[], readonly string[]][] = [];
-  const files = {
-    removeDeleted: (ids: readonly string[], keys: readonly string[]) => {
-      removed.push([ids, keys]);
-      return Promise.resolve();
-    },
-  } as unknown as ModuleFiles;
-  return { files, removed };
+class FakeFiles extends ModuleFiles {
+  readonly removed: [readonly string[], readonly string[]][] = [];
+
+  constructor() {
+    super(new StorageService(new LocalFileStore('/nonexistent')), new FakeModules([]));
+  }
+
+  override removeDeleted(ids: readonly string[], keys: readonly string[]): Promise<void> {
+    this.removed.push([ids, keys]);
+    return Promise.resolve();
+  }
+}
+
+class SilentAudit extends AuditService {
+  constructor() {
+    super(new AuditRepository(dataSource), config);
+  }
+
+  override record(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** Records the change events written, with the transaction they were written in. */
+class FakeChangeEvents extends ChangeEventsService {
+  readonly recorded: { transaction: Transaction; events: readonly NewChangeEvent[] }[] = [];
+
+  constructor() {
+    super(
+      new ChangeEventsRepository(dataSource),
+      new ChangeEventNotifications(dataSource),
+      new Draining(),
+      new Metrics(config, dataSource),
+      config,
+    );
+  }
+
+  override record(transaction: Transaction, events: readonly NewChangeEvent[]): Promise<void> {
+    this.recorded.push({ transaction, events });
+    return Promise.resolve();
+  }
 }
 
 const CONTEXT = { actorId: 1, requestId: 'test', clientIp: '127.0.0.1' };
 
-/** Records the change events written, with the transaction they were written in. */
-function fakeChangeEvents() {
-  const recorded: { transaction: Transaction; events: readonly NewChangeEvent[] }[] = [];
-  const changeEvents = {
-    record: (transaction: Transaction, events: readonly NewChangeEvent[]) => {
-      recorded.push({ transaction, events });
-      return Promise.resolve();
-    },
-  } as unknown as ChangeEventsService;
-  return { changeEvents, recorded };
-}
-
 function service(existing: string[]) {
-  const modules = fakeModules(existing);
-  const events = fakeChangeEvents();
-  const tx = fakeTransactions();
-  const storage = fakeFiles();
+  const modules = new FakeModules(existing);
+  const events = new FakeChangeEvents();
+  const tx = new FakeTransactions();
+  const storage = new FakeFiles();
   const subject = new CourseModulesService(
-    modules.repository,
+    modules,
     {} as ModuleRolesRepository,
     {} as UsersService,
-    tx.transactions,
-    storage.files,
+    tx,
+    storage,
     new ModuleTotals(),
-    { record: () => Promise.resolve() } as unknown as AuditService,
-    events.changeEvents,
+    new SilentAudit(),
+    events,
   );
   return { subject, modules, tx, storage, events };
 }

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { type AuditAction, type RequestContext } from '../audit/audit-actions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { type AuthUser } from '../core/decorators.js';
@@ -58,12 +58,17 @@ interface AuditOf<A extends AuditAction> {
 /** Personnel (§4.1) and students (§4.2) of a module. Writes are all-or-nothing. */
 @Injectable()
 export class PersonnelService {
+  // Each collaborator typed as what is used of it (injected by its class), so a unit test can fake it.
   constructor(
-    private readonly roles: ModuleRolesRepository,
-    private readonly users: UsersRepository,
-    private readonly transactions: Transactions,
-    private readonly auditTrail: AuditService,
-    private readonly changeEvents: ChangeEventsService,
+    @Inject(ModuleRolesRepository)
+    private readonly roles: Pick<
+      ModuleRolesRepository,
+      'callerRole' | 'personnelPage' | 'eligiblePage' | 'lockOtherRoles' | 'assign' | 'remove'
+    >,
+    @Inject(UsersRepository) private readonly users: Pick<UsersRepository, 'lockExisting'>,
+    @Inject(Transactions) private readonly transactions: Pick<Transactions, 'run'>,
+    @Inject(AuditService) private readonly auditTrail: Pick<AuditService, 'record'>,
+    @Inject(ChangeEventsService) private readonly changeEvents: Pick<ChangeEventsService, 'record'>,
   ) {}
 
   /** 404 for an unknown module, else the caller's standing in it; `lock` keeps the module until commit. */

@@ -1,12 +1,25 @@
-import { type Logger } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { RedisOutage } from './redis.module.js';
+
+/** A logger that keeps its warnings and its ordinary lines instead of printing them. */
+class RecordingLogger extends Logger {
+  readonly warnings: string[] = [];
+  readonly lines: string[] = [];
+
+  override warn(message: unknown): void {
+    this.warnings.push(String(message));
+  }
+
+  override log(message: unknown): void {
+    this.lines.push(String(message));
+  }
+}
 
 describe(RedisOutage.name, () => {
   it('logs an outage once when it starts and once when it ends', () => {
-    const warn: string[] = [];
-    const log: string[] = [];
-    const logger = { warn: (m: string) => warn.push(m), log: (m: string) => log.push(m) };
-    const outage = new RedisOutage(logger as unknown as Logger);
+    const logger = new RecordingLogger('test');
+    const { warnings: warn, lines: log } = logger;
+    const outage = new RedisOutage(logger);
     outage.succeeded();
     for (let i = 0; i < 5; i++) outage.failed(new Error('ECONNREFUSED'));
     expect(warn).toHaveLength(1);

@@ -15,6 +15,9 @@ function hashOf(password: string): Promise<string> {
   return hashes.get(password)!;
 }
 
+/** Where the factories write: the service's data source, or anything that runs SQL the way it does. */
+export type Database = Pick<DataSource, 'query'>;
+
 let sequence = 0;
 const next = () => `${process.pid}${++sequence}`;
 
@@ -36,7 +39,7 @@ export interface MakeUser {
 }
 
 /** Inserts a valid user straight into the database (`makeUser(ds, { admin: true })`). */
-export async function makeUser(dataSource: DataSource, overrides: MakeUser = {}): Promise<UserRow> {
+export async function makeUser(dataSource: Database, overrides: MakeUser = {}): Promise<UserRow> {
   const n = next();
   const username = overrides.username ?? `user${n}`;
   const password = overrides.password ?? DEFAULT_PASSWORD;
@@ -67,7 +70,7 @@ let moduleSequence = 0;
 
 /** Inserts a valid module (`makeModule(ds, { year: 2025 })`); codes are unique across the run. */
 export async function makeModule(
-  dataSource: DataSource,
+  dataSource: Database,
   overrides: Partial<Pick<ModuleRow, 'code' | 'year' | 'description' | 'credits'>> = {},
 ): Promise<ModuleRow> {
   const n = ++moduleSequence;
@@ -87,7 +90,7 @@ export async function makeModule(
   return row;
 }
 
-export async function assignRole(dataSource: DataSource, userId: number, moduleId: number, role: ModuleRole) {
+export async function assignRole(dataSource: Database, userId: number, moduleId: number, role: ModuleRole) {
   await dataSource.query(
     `INSERT INTO user_module_roles (user_id, module_id, role) VALUES ($1, $2, $3)
      ON CONFLICT (user_id, module_id) DO UPDATE SET role = EXCLUDED.role`,

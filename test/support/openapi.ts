@@ -145,9 +145,8 @@ const RFC3339_MILLIS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export function createAjv(document: OpenAPIObject): Ajv {
   const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, strictRequired: false });
-  const addFormats = ((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (
-    ajv: Ajv,
-  ) => Ajv;
+  // A CommonJS module: its `module.exports` is the plugin, and so is its `default` (the one TypeScript sees).
+  const addFormats = formatsModule.default;
   addFormats(ajv);
   ajv.addFormat('int32', {
     type: 'number',
@@ -250,6 +249,56 @@ export class DocumentValidator {
       ),
     };
   }
+
+  /**
+   * The messages the document lists for an error answer of `operation` with `status`: the `message` of each
+   * example of its application/json content (errorResponse in src/openapi/openapi.ts), else the `enum` or
+   * `example` of the schema's `message` property.
+   */
+  documentedMessages(operation: DocOperation, status: number): string[] {
+    const response = operation.operation.responses[String(status)];
+    if (!response || '$ref' in response) return [];
+    const media = response.content?.['application/json'];
+    const examples = Object.values(media?.examples ?? {}).map((example) =>
+      '$ref' in example ? undefined : (example.value as { message?: unknown } | undefined),
+    );
+    examples.push(media?.example as { message?: unknown } | undefined);
+    const messages = examples.flatMap((value) => (typeof value?.message === 'string' ? [value.message] : []));
+    if (messages.length > 0 || !media?.schema) return messages;
+    const property = deref(this.document, media.schema).properties?.message;
+    if (!property) return [];
+    const { enum: listed, example } = deref(this.document, property);
+    return [...(listed ?? []), example].filter((value): value is string => typeof value === 'string');
+  }
+
+  /**
+   * Whether an error answer's `message` is one the document lists for its operation and status. A `<name>` in a
+   * documented message stands for any text (`Missing column: <name>`); a validation answer joins the messages of
+   * several fields with `; `, each of which must be documented.
+   */
+  checkMessage(method: string, path: string, status: number, body: unknown): string[] {
+    if (status < 400) return [];
+    const operation = this.find(method, path);
+    // An answer of no operation or without a message is reported by `check`.
+    const message = (body as { message?: unknown } | undefined)?.message;
+    if (!operation || typeof message !== 'string') return [];
+    const where = `${method.toUpperCase()} ${path} → ${status}`;
+    const documented = this.documentedMessages(operation, status);
+    if (documented.length === 0)
+      return [`${where}: "${message}", but no message is documented for ${status}`];
+    const patterns = documented.map(
+      (text) =>
+        new RegExp(
+          `^${text
+            .split(/<[^<>]+>/)
+            .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+            .join('.+')}$`,
+        ),
+    );
+    const known = (text: string) => patterns.some((pattern) => pattern.test(text));
+    if (known(message) || message.split('; ').every(known)) return [];
+    return [`${where}: "${message}" is not among the documented messages ${JSON.stringify(documented)}`];
+  }
 }
 
 export interface ConformingClient {
@@ -269,8 +318,15 @@ export interface ConformingClient {
   readonly exercised: Set<string>;
 }
 
-/** A client whose every response is checked against the document (status declared, body valid). */
-export function conformingClient(baseUrl: string, validator: DocumentValidator): ConformingClient {
+/**
+ * A client whose every response is checked against the document (status declared, body valid) and, with
+ * `messages`, every error answer's message against the messages documented for its operation and status.
+ */
+export function conformingClient(
+  baseUrl: string,
+  validator: DocumentValidator,
+  { messages = false }: { messages?: boolean } = {},
+): ConformingClient {
   const problems: string[] = [];
   const exercised = new Set<string>();
   let checked = 0;
@@ -285,6 +341,7 @@ export function conformingClient(baseUrl: string, validator: DocumentValidator):
     );
     if (check.operation) exercised.add(routeKey(check.operation.method, check.operation.path));
     problems.push(...check.errors);
+    if (messages) problems.push(...validator.checkMessage(method, path, response.status, response.body));
     return response;
   };
   return {

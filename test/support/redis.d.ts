@@ -1,3 +1,2 @@
 export function probeTestRedis(): Promise<{ url: string; missing: string | undefined }>;
-export function testRedisUrl(file: string): Promise<string | undefined>;
 export function uniqueRedisPrefix(name: string): string;

@@ -23,15 +23,5 @@ export async function probeTestRedis() {
   }
 }
 
-/** The test Redis's URL, or undefined when none answers, after saying so once for `file`. */
-export async function testRedisUrl(file) {
-  const { url, missing } = await probeTestRedis();
-  if (missing === undefined) return url;
-  process.stderr.write(
-    `SKIPPED ${file}: ${missing}. Start one (Debian: apt-get install redis-server) or set REDIS_TEST_URL.\n`,
-  );
-  return undefined;
-}
-
 /** A key prefix no other test run or helper on the same Redis uses. */
 export const uniqueRedisPrefix = (name) => `mas-test:${name}:${process.pid}:${Date.now()}:`;

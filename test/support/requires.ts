@@ -1,5 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
+import { probeTestRedis } from './redis.js';
 
 /** Marks a skipped block's title; test/reporters/skip-reporter.js prints one line per such block. */
 export const SKIP_MARK = '[skipped: ';
@@ -38,6 +39,27 @@ export function chromiumRequirement(): Requirement {
     found: onPath('chromium'),
     enable: 'install it with `bash .ci/install-chromium.sh`',
     requiredBy: 'REQUIRE_BROWSER',
+  };
+}
+
+/** A Redis answering at REDIS_TEST_URL or 127.0.0.1:6379 (the shared login throttle, the two-instance test). */
+export async function redisRequirement(): Promise<Requirement> {
+  const { url, missing } = await probeTestRedis();
+  return {
+    needs: `a Redis at ${url}`,
+    found: missing === undefined ? url : undefined,
+    enable: 'start one (Debian: `apt-get install redis-server`) or set REDIS_TEST_URL',
+    requiredBy: 'REQUIRE_REDIS',
+  };
+}
+
+/** Running as root (uid 0), as in a container: the embedded PostgreSQL then runs as the `postgres` user. */
+export function rootRequirement(): Requirement {
+  return {
+    needs: 'running as root (uid 0)',
+    found: process.getuid?.() === 0 ? 'uid 0' : undefined,
+    enable: 'run the tests as root (a container, or `sudo npm test`)',
+    requiredBy: 'REQUIRE_ROOT',
   };
 }
 

@@ -55,8 +55,9 @@ export const uploadFile = (baseUrl: string, userId: number | string, data: Buffe
   upload(baseUrl, userId, [{ name: 'file', filename: 'avatar.png', data }], token);
 
 /**
- * Starts a multipart upload over a raw socket, sends `sent` bytes of the file and then destroys the socket, as a
- * client that goes away mid-upload. Resolves once the socket is gone.
+ * Starts a multipart upload over a raw socket, sends `sent` bytes of the file, waits for `beforeAbort` (a
+ * condition on what the server has done with them) and then destroys the socket, as a client that goes away
+ * mid-upload. Resolves once the socket is gone.
  */
 export async function abortedUpload(
   baseUrl: string,
@@ -64,7 +65,7 @@ export async function abortedUpload(
   token: string,
   file: Buffer,
   sent: number,
-  beforeAbort: () => Promise<void> = () => Promise.resolve(),
+  beforeAbort: () => Promise<unknown> = () => Promise.resolve(),
 ): Promise<void> {
   const boundary = '----aborted-upload-boundary';
   const head = Buffer.from(
@@ -89,13 +90,11 @@ export async function abortedUpload(
     request.on('close', () => resolve());
     request.write(head);
     request.write(file.subarray(0, sent), () => {
-      // Give the server time to start writing the partial file before the client disappears.
-      setTimeout(() => {
-        beforeAbort().then(
-          () => request.destroy(),
-          (error: unknown) => request.destroy(error as Error),
-        );
-      }, 200);
+      // `beforeAbort` waits for what the server must have done before the client disappears.
+      beforeAbort().then(
+        () => request.destroy(),
+        (error: unknown) => request.destroy(error as Error),
+      );
     });
   });
 }

@@ -1,0 +1,395 @@
+import { DataSource } from 'typeorm';
+import { type AuditEntry, type RequestContext } from '../audit/audit-actions.js';
+import { type AuditService } from '../audit/audit.service.js';
+import { type AppConfig } from '../config/app-config.js';
+import { type Transaction, type Transactions } from '../database/transactions.js';
+import { type NewChangeEvent } from '../events/change-event-types.js';
+import { type ChangeEventsService } from '../events/change-events.service.js';
+import { type Metrics } from '../observability/metrics.js';
+import { type PasswordHasher } from '../users/password-hasher.js';
+import { type UserAccessCache } from '../users/user-access.cache.js';
+import { type User } from '../users/user.entity.js';
+import { type UserChanges, type UsersRepository } from '../users/users.repository.js';
+import { AuthService } from './auth.service.js';
+import { type IdpTokens } from './idp-tokens.js';
+import { MemoryLoginThrottle } from './login-throttle.js';
+import { type IssuedToken, type TokenService } from './token.service.js';
+
+/** The transaction the fake opens: a real, unconnected EntityManager, only ever compared by identity. */
+const TRANSACTION: Transaction = new DataSource({ type: 'postgres' }).manager;
+
+const CREATED = new Date('2026-01-01T00:00:00.000Z');
+
+function user(id: number, username: string, password: string | null, admin = false): User {
+  return {
+    id,
+    username,
+    email: `${username}@example.edu`,
+    passwordHash: password === null ? null : `hash:${password}`,
+    admin,
+    passwordChangedAt: CREATED,
+    avatarKey: null,
+    avatarContentType: null,
+    createdAt: CREATED,
+    updatedAt: CREATED,
+  };
+}
+
+/** Stored users, looked up as the repository does (username case-insensitively); `failing` makes it throw. */
+class FakeUsers implements Pick<UsersRepository, 'findByUsername' | 'findById' | 'update'> {
+  readonly looked: string[] = [];
+  readonly updates: { id: string; changes: UserChanges; manager: Transaction | undefined }[] = [];
+  failing = false;
+  /** The row is gone when the update runs (deleted meanwhile). */
+  deletedBeforeUpdate = false;
+
+  constructor(readonly rows: User[]) {}
+
+  findByUsername(username: string): Promise<User | null> {
+    this.looked.push(username);
+    if (this.failing) return Promise.reject(new Error('connection terminated'));
+    return Promise.resolve(
+      this.rows.find((row) => row.username.toLowerCase() === username.toLowerCase()) ?? null,
+    );
+  }
+
+  findById(id: string | number): Promise<User | null> {
+    return Promise.resolve(this.rows.find((row) => row.id === Number(id)) ?? null);
+  }
+
+  update(id: string, changes: UserChanges, manager?: Transaction): Promise<User | null> {
+    this.updates.push({ id, changes, manager });
+    const row = this.rows.find((candidate) => candidate.id === Number(id));
+    if (!row || this.deletedBeforeUpdate) return Promise.resolve(null);
+    Object.assign(row, changes);
+    return Promise.resolve(row);
+  }
+}
+
+/** A hash is `hash:<password>`; every verification is recorded, the decoy's (no hash) too. */
+class FakeHasher implements Pick<PasswordHasher, 'verify' | 'hash'> {
+  readonly verified: (string | undefined)[] = [];
+
+  hash(password: string): Promise<string> {
+    return Promise.resolve(`hash:${password}`);
+  }
+
+  verify(hash: string | undefined, password: string): Promise<boolean> {
+    this.verified.push(hash);
+    return Promise.resolve(hash !== undefined && hash === `hash:${password}`);
+  }
+}
+
+class FakeTokens implements Pick<TokenService, 'issue'> {
+  readonly issued: { id: number; issuedAt: Date | undefined }[] = [];
+
+  issue(subject: { id: number; admin: boolean }, issuedAt?: Date): IssuedToken {
+    this.issued.push({ id: subject.id, issuedAt });
+    return { token: `token-${subject.id}-${this.issued.length}`, expires_at: '2026-01-02T00:00:00.000Z' };
+  }
+}
+
+class FakeAccess implements Pick<UserAccessCache, 'invalidate'> {
+  readonly invalidated: number[] = [];
+  invalidate(userId: number): void {
+    this.invalidated.push(userId);
+  }
+}
+
+class FakeTransactions implements Pick<Transactions, 'run'> {
+  opened = 0;
+  run<T>(work: (transaction: Transaction) => Promise<T>): Promise<T> {
+    this.opened++;
+    return work(TRANSACTION);
+  }
+}
+
+class FakeAudit implements Pick<AuditService, 'record'> {
+  readonly entries: { inTransaction: boolean; context: RequestContext; entry: AuditEntry }[] = [];
+  record(manager: Transaction | undefined, context: RequestContext, entry: AuditEntry): Promise<void> {
+    this.entries.push({ inTransaction: manager === TRANSACTION, context, entry });
+    return Promise.resolve();
+  }
+}
+
+class FakeMetrics implements Pick<Metrics, 'loginThrottled'> {
+  throttled = 0;
+  loginThrottled(): void {
+    this.throttled++;
+  }
+}
+
+class FakeIdp implements Pick<IdpTokens, 'idpEndpoints'> {
+  idpEndpoints(): ReturnType<IdpTokens['idpEndpoints']> {
+    return Promise.resolve({
+      authorizationEndpoint: 'https://idp.example/authorize',
+      tokenEndpoint: 'https://idp.example/token',
+      jwksUri: 'https://idp.example/jwks',
+    });
+  }
+}
+
+class FakeChangeEvents implements Pick<ChangeEventsService, 'record'> {
+  readonly events: { inTransaction: boolean; events: readonly NewChangeEvent[] }[] = [];
+  record(transaction: Transaction, events: readonly NewChangeEvent[]): Promise<void> {
+    this.events.push({ inTransaction: transaction === TRANSACTION, events });
+    return Promise.resolve();
+  }
+}
+
+const CONTEXT: RequestContext = { actorId: null, requestId: 'req-1', clientIp: '192.0.2.1' };
+
+function setup(config: Pick<AppConfig, 'oidc' | 'passwordLogin'> = { oidc: undefined, passwordLogin: true }) {
+  const users = new FakeUsers([user(7, 'Jane', 'right-password'), user(8, 'sso.only', null)]);
+  const hasher = new FakeHasher();
+  const tokens = new FakeTokens();
+  const throttle = new MemoryLoginThrottle();
+  const access = new FakeAccess();
+  const transactions = new FakeTransactions();
+  const audit = new FakeAudit();
+  const metrics = new FakeMetrics();
+  const changeEvents = new FakeChangeEvents();
+  const service = new AuthService(
+    users,
+    hasher,
+    tokens,
+    throttle,
+    access,
+    transactions,
+    audit,
+    metrics,
+    new FakeIdp(),
+    config,
+    changeEvents,
+  );
+  const login = (username: string, password: string, context = CONTEXT) =>
+    service.login({ username, password }, context);
+  return {
+    service,
+    login,
+    users,
+    hasher,
+    tokens,
+    throttle,
+    access,
+    transactions,
+    audit,
+    metrics,
+    changeEvents,
+  };
+}
+
+describe(AuthService.name, () => {
+  describe('login', () => {
+    it('answers a session for the right password, the username in any case', async () => {
+      const { login, tokens, audit } = setup();
+      const session = await login('JANE', 'right-password');
+      expect(session).toEqual({
+        token: 'token-7-1',
+        expires_at: '2026-01-02T00:00:00.000Z',
+        user: {
+          id: 7,
+          username: 'Jane',
+          email: 'Jane@example.edu',
+          admin: false,
+          created_at: CREATED.toISOString(),
+          updated_at: CREATED.toISOString(),
+          avatar_url: null,
+        },
+      });
+      expect(tokens.issued).toEqual([{ id: 7, issuedAt: undefined }]);
+      expect(audit.entries).toEqual([]);
+    });
+
+    it('refuses a wrong password with 401 and audits the failure against the user', async () => {
+      const { login, audit, tokens } = setup();
+      await expect(login('jane', 'wrong-password')).rejects.toMatchObject({
+        status: 401,
+        message: 'Invalid username or password',
+      });
+      expect(audit.entries).toEqual([
+        {
+          inTransaction: false,
+          context: CONTEXT,
+          entry: {
+            action: 'auth.login_failed',
+            targetType: 'user',
+            targetIds: [7],
+            summary: { username: 'jane' },
+          },
+        },
+      ]);
+      expect(tokens.issued).toEqual([]);
+    });
+
+    it('verifies an unknown username and a single sign-on account against the decoy, and refuses both alike', async () => {
+      const { login, audit, hasher } = setup();
+      await expect(login('nobody', 'any-password')).rejects.toMatchObject({ status: 401 });
+      await expect(login('sso.only', 'any-password')).rejects.toMatchObject({ status: 401 });
+      expect(hasher.verified).toEqual([undefined, undefined]);
+      expect(audit.entries.map(({ entry }) => [entry.targetType, entry.targetIds])).toEqual([
+        [null, []],
+        ['user', [8]],
+      ]);
+    });
+
+    it('never looks up a username holding NUL, and audits it without the NUL', async () => {
+      const { login, users, audit } = setup();
+      await expect(login('ja\u0000ne', 'right-password')).rejects.toMatchObject({ status: 401 });
+      expect(users.looked).toEqual([]);
+      expect(audit.entries[0].entry.summary).toEqual({ username: 'ja\uFFFDne' });
+    });
+
+    it('refuses the eleventh attempt after ten failures with 429, even with the right password', async () => {
+      const { login, metrics, audit, throttle } = setup();
+      for (let i = 0; i < 10; i++)
+        await expect(login('jane', `wrong-${i}`)).rejects.toMatchObject({ status: 401 });
+      expect(metrics.throttled).toBe(0);
+      await expect(login('jane', 'right-password')).rejects.toMatchObject({
+        status: 429,
+        message: 'Too many requests, try again later',
+      });
+      await expect(login('JANE', 'right-password')).rejects.toMatchObject({ status: 429 });
+      expect(metrics.throttled).toBe(2);
+      // The window's first refusal is audited once per full counter; the second refusal adds nothing.
+      expect(audit.entries.slice(10).map(({ entry }) => [entry.action, entry.summary])).toEqual([
+        ['auth.login_throttled', { key: 'address' }],
+        ['auth.login_throttled', { key: 'username' }],
+      ]);
+      expect(throttle.isBlocked('jane', '192.0.2.1')).toBe(true);
+      // Another username from another address is not held back.
+      await expect(login('nobody', 'x', { ...CONTEXT, clientIp: '198.51.100.2' })).rejects.toMatchObject({
+        status: 401,
+      });
+    });
+
+    it('frees the place of a successful attempt and of one that failed for another reason', async () => {
+      const { login, users, throttle } = setup();
+      for (let i = 0; i < 12; i++) await login('jane', 'right-password');
+      users.failing = true;
+      for (let i = 0; i < 12; i++)
+        await expect(login('jane', 'right-password')).rejects.toThrow('connection terminated');
+      users.failing = false;
+      expect(throttle.isBlocked('jane', '192.0.2.1')).toBe(false);
+      await expect(login('jane', 'right-password')).resolves.toMatchObject({ user: { id: 7 } });
+    });
+  });
+
+  describe('refuseIfThrottled', () => {
+    it('lets a caller through until a counter is full, then refuses with 429 before the body is looked at', async () => {
+      const { service, login, metrics } = setup();
+      await expect(service.refuseIfThrottled(undefined, CONTEXT)).resolves.toBeUndefined();
+      for (let i = 0; i < 10; i++)
+        await expect(login(`user${i}`, 'wrong')).rejects.toMatchObject({ status: 401 });
+      // The address is full, whatever the username (or none, for a body not read yet).
+      await expect(service.refuseIfThrottled(undefined, CONTEXT)).rejects.toMatchObject({ status: 429 });
+      await expect(service.refuseIfThrottled('someone-else', CONTEXT)).rejects.toMatchObject({ status: 429 });
+      await expect(
+        service.refuseIfThrottled('someone-else', { ...CONTEXT, clientIp: '198.51.100.2' }),
+      ).resolves.toBeUndefined();
+      expect(metrics.throttled).toBe(2);
+    });
+  });
+
+  describe('changePassword', () => {
+    const change = (current: string, next: string) => ({ current_password: current, new_password: next });
+
+    it('stores the new hash, audits it and records the change in one transaction, and issues a fresh token', async () => {
+      const { service, users, access, audit, changeEvents, tokens, transactions } = setup();
+      const before = Date.now();
+      const session = await service.changePassword(7, change('right-password', 'a-new-password'), CONTEXT);
+      expect(transactions.opened).toBe(1);
+      expect(users.updates).toHaveLength(1);
+      const [{ id, changes, manager }] = users.updates;
+      expect([id, manager]).toEqual(['7', TRANSACTION]);
+      expect(changes.passwordHash).toBe('hash:a-new-password');
+      expect(changes.passwordChangedAt).toBe(changes.updatedAt);
+      expect(changes.passwordChangedAt!.getTime()).toBeGreaterThanOrEqual(before);
+      // The token is issued at the change's time, so it is not older than the change.
+      expect(tokens.issued).toEqual([{ id: 7, issuedAt: changes.passwordChangedAt }]);
+      expect(session.user.updated_at).toBe(changes.updatedAt.toISOString());
+      expect(audit.entries).toEqual([
+        {
+          inTransaction: true,
+          context: CONTEXT,
+          entry: { action: 'auth.password_change', targetType: 'user', targetIds: [7] },
+        },
+      ]);
+      expect(changeEvents.events).toEqual([
+        { inTransaction: true, events: [{ type: 'user.updated', data: session.user }] },
+      ]);
+      expect(access.invalidated).toEqual([7]);
+      // The old password no longer signs in, the new one does.
+      await expect(
+        service.login({ username: 'jane', password: 'right-password' }, CONTEXT),
+      ).rejects.toMatchObject({
+        status: 401,
+      });
+      await expect(
+        service.login({ username: 'jane', password: 'a-new-password' }, CONTEXT),
+      ).resolves.toBeDefined();
+    });
+
+    it('refuses a wrong current password with 401 and changes nothing', async () => {
+      const { service, users, access, transactions } = setup();
+      await expect(
+        service.changePassword(7, change('not-it', 'a-new-password'), CONTEXT),
+      ).rejects.toMatchObject({
+        status: 401,
+        message: 'Current password is incorrect',
+      });
+      expect([users.updates, access.invalidated, transactions.opened]).toEqual([[], [], 0]);
+    });
+
+    it('refuses a single sign-on account with 400, and an unknown or deleted user with 401', async () => {
+      const { service, users, access } = setup();
+      await expect(service.changePassword(8, change('x', 'a-new-password'), CONTEXT)).rejects.toMatchObject({
+        status: 400,
+        message: 'This account signs in with single sign-on',
+      });
+      await expect(service.changePassword(99, change('x', 'a-new-password'), CONTEXT)).rejects.toMatchObject({
+        status: 401,
+        message: 'Authentication required',
+      });
+      users.deletedBeforeUpdate = true;
+      await expect(
+        service.changePassword(7, change('right-password', 'a-new-password'), CONTEXT),
+      ).rejects.toMatchObject({ status: 401, message: 'Authentication required' });
+      expect(access.invalidated).toEqual([]);
+    });
+  });
+
+  describe('me and signInOptions', () => {
+    it('answers the signed-in user, or 401 for one that is gone', async () => {
+      const { service } = setup();
+      await expect(service.me(7)).resolves.toMatchObject({ id: 7, username: 'Jane' });
+      await expect(service.me(99)).rejects.toMatchObject({ status: 401 });
+    });
+
+    it('says whether passwords sign in, and where the identity provider is', async () => {
+      expect(await setup({ oidc: undefined, passwordLogin: false }).service.signInOptions()).toEqual({
+        password_login: false,
+        sso: null,
+      });
+      const oidc = {
+        issuer: 'https://idp.example',
+        audience: 'mas',
+        usernameClaim: 'preferred_username',
+        createUsers: false,
+        clientId: undefined,
+        scopes: ['openid', 'profile'],
+        refetchCooldownMs: 30_000,
+      };
+      expect(await setup({ oidc, passwordLogin: true }).service.signInOptions()).toEqual({
+        password_login: true,
+        sso: {
+          issuer: 'https://idp.example',
+          client_id: null,
+          scopes: ['openid', 'profile'],
+          authorization_endpoint: 'https://idp.example/authorize',
+          token_endpoint: 'https://idp.example/token',
+        },
+      });
+    });
+  });
+});

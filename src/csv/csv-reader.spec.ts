@@ -1,0 +1,180 @@
+import { Readable } from 'node:stream';
+import { delimiterOf, readCsv } from './csv-reader.js';
+import {
+  CSV_MAX_BYTES,
+  CSV_MAX_COLUMNS,
+  CSV_MAX_RECORD_CHARS,
+  CSV_MAX_ROWS,
+  ImportFileTooLarge,
+  MalformedCsv,
+  MissingColumn,
+  NoImportRows,
+  TooManyColumns,
+  TooManyImportRows,
+} from './csv.errors.js';
+
+/** An upload arriving in the given pieces. */
+const chunks = (...pieces: (string | Buffer)[]) => Readable.from(pieces);
+
+/** An upload of a header and then `count` rows of `row`, made lazily, counting how many rows were read. */
+function counted(row: Buffer, count: number) {
+  const state = { read: 0 };
+  function* source(): Generator<Buffer> {
+    yield Buffer.from('username,email\n');
+    for (let i = 0; i < count; i++) {
+      state.read++;
+      yield row;
+    }
+  }
+  return { source: Readable.from(source()), state };
+}
+
+const read = (text: string | Buffer, optional: readonly 'admin'[] = []) =>
+  readCsv(chunks(text), ['username', 'email'] as const, optional);
+
+describe(readCsv.name, () => {
+  it('reads rows by column name, case-insensitively and in any order, with their line numbers', async () => {
+    const rows = await read('Email, USERNAME ,extra\nada@example.edu,ada,x\nbob@example.edu,bob,y\n');
+    expect(rows).toEqual([
+      { line: 2, cells: { username: 'ada', email: 'ada@example.edu' } },
+      { line: 3, cells: { username: 'bob', email: 'bob@example.edu' } },
+    ]);
+  });
+
+  it('reads an optional column as empty when absent, and a short row as empty cells', async () => {
+    expect(await read('username,email\nada,ada@example.edu\n', ['admin'])).toEqual([
+      { line: 2, cells: { username: 'ada', email: 'ada@example.edu', admin: '' } },
+    ]);
+    expect(await read('username,email,admin\nada\n', ['admin'])).toEqual([
+      { line: 2, cells: { username: 'ada', email: '', admin: '' } },
+    ]);
+  });
+
+  it('takes the delimiter from the header line: a semicolon when it comes first outside quotes', async () => {
+    expect(await read('username;email\nada;ada@example.edu\n')).toEqual([
+      { line: 2, cells: { username: 'ada', email: 'ada@example.edu' } },
+    ]);
+    // Commas inside the semicolon-separated cells stay in the cell.
+    expect(await read('username;"e,mail";email\nada;x,y;ada@example.edu\n')).toEqual([
+      { line: 2, cells: { username: 'ada', email: 'ada@example.edu' } },
+    ]);
+  });
+
+  it('ignores a byte order mark', async () => {
+    expect(await read(Buffer.from('\uFEFFusername,email\nada,ada@example.edu\n'))).toEqual([
+      { line: 2, cells: { username: 'ada', email: 'ada@example.edu' } },
+    ]);
+    // Before a quoted first name too, where it would otherwise make the quote stray.
+    expect(await read(Buffer.from('\uFEFF"username";"email"\nada;ada@example.edu\n'))).toEqual([
+      { line: 2, cells: { username: 'ada', email: 'ada@example.edu' } },
+    ]);
+  });
+
+  it('skips blank lines but counts them, whatever the line breaks', async () => {
+    const rows = await read('username,email\r\n\r\nada,ada@example.edu\r\n,\n\rbob,bob@example.edu');
+    expect(rows.map((row) => [row.line, row.cells.username])).toEqual([
+      [3, 'ada'],
+      [6, 'bob'],
+    ]);
+  });
+
+  it('numbers a row by the line it starts on when a quoted cell holds line breaks', async () => {
+    const rows = await read(
+      'username,email\n"ada\nlovelace",ada@example.edu\n"b\n\nob",bob@example.edu\ncy,cy@x.edu\n',
+    );
+    expect(rows.map((row) => [row.line, row.cells.username])).toEqual([
+      [2, 'ada\nlovelace'],
+      [4, 'b\n\nob'],
+      [7, 'cy'],
+    ]);
+  });
+
+  it('reads a header and rows split anywhere across the upload', async () => {
+    const rows = await readCsv(chunks('user', 'name,em', 'ail\nada,ada@exa', 'mple.edu\n'), [
+      'username',
+      'email',
+    ]);
+    expect(rows).toEqual([{ line: 2, cells: { username: 'ada', email: 'ada@example.edu' } }]);
+  });
+
+  it('refuses a file without the required columns, naming the first missing', async () => {
+    await expect(read('user,mail\nada,ada@example.edu\n')).rejects.toEqual(new MissingColumn('username'));
+    await expect(read('username,mail\nada,ada@example.edu\n')).rejects.toThrow('Missing column: email');
+  });
+
+  it('refuses a file with no data rows', async () => {
+    await expect(read('username,email\n')).rejects.toBeInstanceOf(NoImportRows);
+    await expect(read('username,email\n\n\n')).rejects.toThrow('The file has no rows');
+    await expect(read('')).rejects.toBeInstanceOf(NoImportRows);
+  });
+
+  it('names the line where an unclosed quote starts', async () => {
+    await expect(
+      read('username,email\nada,ada@example.edu\n\n"bob,bob@example.edu\ncy,cy@x.edu\n'),
+    ).rejects.toEqual(new MalformedCsv(4));
+  });
+
+  it('names the line of a quote in the middle of a cell', async () => {
+    await expect(read('username,email\nada,ada@example.edu\nb"o"b,bob@example.edu\n')).rejects.toThrow(
+      'Malformed CSV at line 3',
+    );
+  });
+
+  it('refuses a record longer than the limit as malformed, at its line', async () => {
+    const long = 'x'.repeat(CSV_MAX_RECORD_CHARS + 1);
+    await expect(read(`username,email\nada,ada@example.edu\n${long},a@b.edu\n`)).rejects.toEqual(
+      new MalformedCsv(3),
+    );
+  });
+
+  it(`refuses more than ${CSV_MAX_COLUMNS} columns`, async () => {
+    const header = ['username', 'email', ...Array.from({ length: CSV_MAX_COLUMNS - 1 }, (_, i) => `c${i}`)];
+    await expect(read(`${header.join(',')}\nada,ada@example.edu\n`)).rejects.toBeInstanceOf(TooManyColumns);
+    await expect(read(`${header.slice(0, -1).join(',')}\nada,ada@example.edu\n`)).resolves.toHaveLength(1);
+  });
+
+  it(`refuses more than ${CSV_MAX_ROWS} rows`, async () => {
+    const rows = (count: number) => `username,email\n${'ada,ada@example.edu\n'.repeat(count)}`;
+    await expect(read(rows(CSV_MAX_ROWS))).resolves.toHaveLength(CSV_MAX_ROWS);
+    await expect(read(rows(CSV_MAX_ROWS + 1))).rejects.toBeInstanceOf(TooManyImportRows);
+  });
+
+  it('refuses a body over the byte limit as soon as it is passed, without reading the rest', async () => {
+    // Rows of 60 000 characters: few enough rows, short enough records, to meet the byte limit first.
+    const row = Buffer.from(`${'x'.repeat(60_000)},a@b.edu\n`);
+    const pieces = Math.ceil(CSV_MAX_BYTES / row.length) + 50;
+    const { source, state } = counted(row, pieces);
+    await expect(readCsv(source, ['username', 'email'])).rejects.toBeInstanceOf(ImportFileTooLarge);
+    expect(state.read).toBeLessThan(pieces);
+  });
+
+  it('answers 413, not malformed, for an overlong record in a body over the byte limit', async () => {
+    // In pieces, as an upload arrives: the parser meets the overlong record before the byte limit is passed.
+    const piece = 'x'.repeat(65_536);
+    const pieces = [
+      'username,email\n',
+      ...Array.from({ length: CSV_MAX_BYTES / piece.length + 1 }, () => piece),
+    ];
+    await expect(readCsv(chunks(...pieces), ['username', 'email'])).rejects.toBeInstanceOf(
+      ImportFileTooLarge,
+    );
+    // The same record in a body within the limit is malformed.
+    await expect(readCsv(chunks(...pieces.slice(0, 4)), ['username', 'email'])).rejects.toEqual(
+      new MalformedCsv(2),
+    );
+  });
+});
+
+describe(delimiterOf.name, () => {
+  it.each([
+    ['username,email', ','],
+    ['username;email', ';'],
+    ['"a;b",c;d', ','],
+    ['"a,b";c,d', ';'],
+    ['username', ','],
+    ['username\nx;y', ','],
+    ['username\r;email', ','],
+  ])('reads %j as %j', (head, expected) => {
+    expect(delimiterOf(Buffer.from(head))).toBe(expected);
+  });
+});
