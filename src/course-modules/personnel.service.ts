@@ -50,7 +50,7 @@ const membersChange = (moduleId: string): MembersChanged => ({
 });
 
 /** Which audit action a group write records, and for whom. */
-interface AuditOf<A extends AuditAction> {
+export interface AuditOf<A extends AuditAction> {
   action: A;
   context: RequestContext;
 }

@@ -7,8 +7,8 @@ export const ROSTER_COLUMNS = ['user', 'role'] as const;
 export type RosterColumn = (typeof ROSTER_COLUMNS)[number];
 export type RosterMode = 'add' | 'sync';
 
-const DUPLICATE_USER_MESSAGE = 'Duplicate user in file';
-const unknownUserMessage = (value: string) => `Unknown user: ${value}`;
+export const DUPLICATE_USER_MESSAGE = 'Duplicate user in file';
+export const unknownUserMessage = (value: string) => `Unknown user: ${value}`;
 
 interface RosterImportRow {
   line: number;
@@ -37,7 +37,7 @@ export interface RosterImportResult {
   dry_run: boolean;
 }
 
-interface KnownUser {
+export interface KnownUser {
   id: number;
   username: string;
 }

@@ -138,7 +138,7 @@ function malformedLine(error: CsvError, lastLine: number, lastEmptyLines: number
 }
 
 /** `;` when the header line's first delimiter outside quotes is a semicolon, else `,`. */
-function delimiterOf(head: Buffer): ',' | ';' {
+export function delimiterOf(head: Buffer): ',' | ';' {
   let quoted = false;
   for (const byte of head) {
     if (byte === 0x22) quoted = !quoted;

@@ -9,9 +9,9 @@ export const USER_IMPORT_REQUIRED = ['username', 'email'] as const;
 export const USER_IMPORT_OPTIONAL = ['admin', 'password'] as const;
 export type UserImportColumn = (typeof USER_IMPORT_REQUIRED)[number] | (typeof USER_IMPORT_OPTIONAL)[number];
 
-const CLASH_MESSAGE = 'A user with this username or email already exists';
-const DUPLICATE_USERNAME_MESSAGE = 'Duplicate username in file';
-const DUPLICATE_EMAIL_MESSAGE = 'Duplicate email in file';
+export const CLASH_MESSAGE = 'A user with this username or email already exists';
+export const DUPLICATE_USERNAME_MESSAGE = 'Duplicate username in file';
+export const DUPLICATE_EMAIL_MESSAGE = 'Duplicate email in file';
 
 /** One row of the answer (docs/api.md §9). `password` only on a created row whose password was generated. */
 interface UserImportRow {
@@ -59,7 +59,7 @@ const ADMIN_VALUES = new Map([
 ]);
 
 /** `true`/`false`/`1`/`0`/`yes`/`no` (any case, trimmed), empty = false; else undefined. */
-function parseAdminCell(value: string): boolean | undefined {
+export function parseAdminCell(value: string): boolean | undefined {
   return ADMIN_VALUES.get(value.trim().toLowerCase());
 }
 
