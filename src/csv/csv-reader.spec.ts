@@ -89,6 +89,27 @@ describe(readCsv.name, () => {
     ]);
   });
 
+  it('numbers rows right after a quoted cell holding CRLF line breaks (Windows files)', async () => {
+    const rows = await read(
+      'username,email\r\n"a\r\nb",a@x.edu\r\ncy,cy@x.edu\r\n"d\r\n\r\ne",d@x.edu\r\nf,f@x.edu\r\n',
+    );
+    expect(rows.map((row) => [row.line, row.cells.username])).toEqual([
+      [2, 'a\r\nb'],
+      [4, 'cy'],
+      [5, 'd\r\n\r\ne'],
+      [8, 'f'],
+    ]);
+  });
+
+  it('names the right line for an error after a quoted cell holding CRLF line breaks', async () => {
+    await expect(read('username,email\r\n"a\r\nb",a@x.edu\r\nb"o"b,bob@x.edu\r\n')).rejects.toEqual(
+      new MalformedCsv(4),
+    );
+    await expect(read('username,email\r\n"a\r\nb",a@x.edu\r\n\r\n"bob,bob@x.edu\r\n')).rejects.toEqual(
+      new MalformedCsv(5),
+    );
+  });
+
   it('reads a header and rows split anywhere across the upload', async () => {
     const rows = await readCsv(chunks('user', 'name,em', 'ail\nada,ada@exa', 'mple.edu\n'), [
       'username',

@@ -23,6 +23,7 @@ export interface CsvRow<C extends string> {
 /** The header line is looked at for its delimiter; one longer than this is read as comma-separated. */
 const HEADER_PEEK_BYTES = 65_536;
 const LINE_BREAK = /\r\n|\r|\n/g;
+const QUOTED_CRLF = /\r\n/g;
 
 /**
  * Reads a CSV upload with csv-parse, streaming and bounded (docs/api.md §9): at most {@link CSV_MAX_BYTES} bytes and
@@ -39,6 +40,10 @@ export async function readCsv<R extends string, O extends string = never>(
 ): Promise<CsvRow<R | O>[]> {
   let lastLine = 0;
   let lastEmptyLines = 0;
+  // csv-parse counts a CRLF inside a quoted cell as two lines (CR and LF each) and carries that into every later
+  // line number: `overcount` is how many it added so far, and each record's true end line is kept here.
+  let overcount = 0;
+  const endLines = new WeakMap<string[], number>();
   const rest = limitBytes(source);
   const head = await readHead(
     rest,
@@ -55,10 +60,14 @@ export async function readCsv<R extends string, O extends string = never>(
     skip_records_with_empty_values: true,
     info: true,
     // Runs as each record is parsed, so the position is known even when a later error discards buffered records.
-    on_record: (record: string[], context: InfoRecord) => {
-      lastLine = context.lines;
+    // With `info`, each record arrives here as `{record, info}`, although the types name the record alone.
+    on_record: (parsed: string[] | { record: string[] }, context: InfoRecord) => {
+      const fields = Array.isArray(parsed) ? parsed : parsed.record;
+      overcount += fields.reduce((sum, field) => sum + (field.match(QUOTED_CRLF)?.length ?? 0), 0);
+      lastLine = context.lines - overcount;
       lastEmptyLines = context.empty_lines;
-      return record;
+      endLines.set(fields, lastLine);
+      return parsed as string[];
     },
   });
   const input = Readable.from(
@@ -100,9 +109,9 @@ export async function readCsv<R extends string, O extends string = never>(
         const index = columns.get(name);
         cells[name] = index === undefined ? '' : (record[index] ?? '');
       }
-      // `info.lines` is where the record ends; line breaks inside quoted fields move its start back.
+      // The record ends on its end line; line breaks inside quoted fields move its start back.
       const breaks = record.reduce((sum, field) => sum + (field.match(LINE_BREAK)?.length ?? 0), 0);
-      rows.push({ line: info.lines - breaks, cells });
+      rows.push({ line: (endLines.get(record) ?? info.lines) - breaks, cells });
     }
   } catch (error) {
     // A record over the size limit may be a body over its own: 413 takes precedence, so the rest is counted
@@ -110,7 +119,9 @@ export async function readCsv<R extends string, O extends string = never>(
     if (error instanceof CsvError && error.code === 'CSV_MAX_RECORD_SIZE') await discardRest(input);
     input.destroy();
     if (sourceError !== undefined) throw sourceError;
-    if (error instanceof CsvError) throw new MalformedCsv(malformedLine(error, lastLine, lastEmptyLines));
+    if (error instanceof CsvError) {
+      throw new MalformedCsv(malformedLine(error, lastLine, lastEmptyLines, overcount));
+    }
     throw error;
   }
   if (sourceError !== undefined) throw sourceError;
@@ -130,11 +141,11 @@ function discardRest(input: Readable): Promise<void> {
 }
 
 /** The line to name for a parse error: an unclosed quote or an overlong record is reported where it started. */
-function malformedLine(error: CsvError, lastLine: number, lastEmptyLines: number): number {
+function malformedLine(error: CsvError, lastLine: number, lastEmptyLines: number, overcount: number): number {
   const { lines, empty_lines: emptyLines } = error as CsvError & { lines?: number; empty_lines?: number };
   if (error.code === 'CSV_QUOTE_NOT_CLOSED' || error.code === 'CSV_MAX_RECORD_SIZE')
     return lastLine + 1 + Math.max((emptyLines ?? 0) - lastEmptyLines, 0);
-  return lines ?? lastLine + 1;
+  return lines === undefined ? lastLine + 1 : lines - overcount;
 }
 
 /** `;` when the header line's first delimiter outside quotes is a semicolon, else `,`. */
