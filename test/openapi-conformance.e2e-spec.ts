@@ -14,25 +14,8 @@ import { multipartBody } from './support/openapi-requests.js';
  * document declares for its operation and a body that validates against the declared schema; every error
  * answer's message must be one the document lists for that operation and status.
  */
-/**
- * Error messages the service sends that the served document does not list for the operation and status,
- * reported to be fixed in src/ (the document's decorators). Each must still occur: once it is fixed, the last
- * test fails until its entry is removed here.
- */
-const KNOWN_MISMATCHES: readonly RegExp[] = [
-  // LoginDto's password rule is missing from the login's documented 400 messages.
-  /^POST \/api\/auth\/login → 400: "password must be a string of 1-1024 characters" is not among/,
-  // CreateUserDto refuses unknown properties, but POST /api/users does not document 'property <name> should not exist'.
-  /^POST \/api\/users → 400: ".*property extra should not exist" is not among/,
-  // Documented with sample values instead of placeholders: `…already exists: <usernames>` would match.
-  /^POST \/api\/users\/bulk → 409: "A user with this username or email already exists: tom\.tutor" is not among/,
-  /^POST \/api\/modules\/\d+\/roster\/import\?mode=sync&max_removals=0 → 409: "Sync would remove 2 members; the limit is 0" is not among/,
-  // ApiAuthenticated's 401 replaces the 401 of ApiErrors on the same route: the wrong current password is lost.
-  /^PUT \/api\/auth\/password → 401: "Current password is incorrect" is not among/,
-];
 
 describe('responses conform to the OpenAPI document', () => {
-  const knownSeen = new Set<RegExp>();
   let app: TestApp;
   let api: ConformingClient;
   let validator: DocumentValidator;
@@ -76,11 +59,7 @@ describe('responses conform to the OpenAPI document', () => {
 
   // Each step reports its own mismatches; the walk goes on so one report lists everything.
   afterEach(() => {
-    const found = api.problems.splice(0).filter((problem) => {
-      const known = KNOWN_MISMATCHES.find((pattern) => pattern.test(problem));
-      if (known) knownSeen.add(known);
-      return known === undefined;
-    });
+    const found = api.problems.splice(0);
     expect(found).toEqual([]);
   });
 
@@ -447,9 +426,5 @@ describe('responses conform to the OpenAPI document', () => {
       .filter((key) => !api.exercised.has(key));
     expect(missed).toEqual([]);
     expect(api.checked).toBeGreaterThan(90);
-  });
-
-  it('still meets every known message mismatch (remove the fixed ones from KNOWN_MISMATCHES)', () => {
-    expect(KNOWN_MISMATCHES.filter((pattern) => !knownSeen.has(pattern)).map(String)).toEqual([]);
   });
 });

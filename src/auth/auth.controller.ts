@@ -7,8 +7,8 @@ import { UserSummarySchema } from '../users/user.schemas.js';
 import { SessionSchema, SignInOptionsSchema } from './auth.schemas.js';
 import { CurrentUser, type AuthUser, Public, ResponseMessage } from '../core/decorators.js';
 import { AuthService, type Session, type SignInOptions } from './auth.service.js';
-import { ChangePasswordDto } from './dto/change-password.dto.js';
-import { LoginDto } from './dto/login.dto.js';
+import { ChangePasswordDto, CURRENT_PASSWORD_MESSAGE } from './dto/change-password.dto.js';
+import { LOGIN_PASSWORD_MESSAGE, LOGIN_USERNAME_MESSAGE, LoginDto } from './dto/login.dto.js';
 import { LoginThrottleGuard } from './login-throttle.guard.js';
 import { PasswordLoginGuard } from './password-login.guard.js';
 import { type UserSummary } from '../users/user.mapper.js';
@@ -35,7 +35,7 @@ export class AuthController {
   @ApiOperation({ summary: 'Sign in and get a bearer token' })
   @ApiOk(200, 'Login successful', SessionSchema)
   @ApiErrors({
-    400: [MALFORMED_JSON_MESSAGE, 'username must be a string of 1-320 characters'],
+    400: [MALFORMED_JSON_MESSAGE, LOGIN_USERNAME_MESSAGE, LOGIN_PASSWORD_MESSAGE],
     401: [INVALID_CREDENTIALS_MESSAGE],
     403: [PASSWORD_LOGIN_DISABLED_MESSAGE],
     415: [UNSUPPORTED_CONTENT_TYPE_MESSAGE],
@@ -68,10 +68,11 @@ export class AuthController {
   @Put('password')
   @ResponseMessage('Password changed successfully')
   @ApiOperation({ summary: 'Change your password; tokens issued before the change stop working' })
-  @ApiAuthenticated()
+  // No @ApiAuthenticated(): its 401 would replace this route's own; the document's builder adds the bearer
+  // security and merges the token 401s into it.
   @ApiOk(200, 'Password changed successfully', SessionSchema)
   @ApiErrors({
-    400: [PASSWORD_MESSAGE, MALFORMED_JSON_MESSAGE, SINGLE_SIGN_ON_ACCOUNT_MESSAGE],
+    400: [CURRENT_PASSWORD_MESSAGE, PASSWORD_MESSAGE, MALFORMED_JSON_MESSAGE, SINGLE_SIGN_ON_ACCOUNT_MESSAGE],
     401: [WRONG_CURRENT_PASSWORD_MESSAGE],
     415: [UNSUPPORTED_CONTENT_TYPE_MESSAGE],
   })

@@ -16,7 +16,13 @@ import {
   UNSUPPORTED_CONTENT_TYPE_MESSAGE,
 } from '../core/errors.js';
 import { type JsonText } from '../core/json-text.js';
-import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../openapi/openapi.js';
+import {
+  ApiErrors,
+  ApiOk,
+  ApiPagingQuery,
+  ApiSortQuery,
+  UNKNOWN_PROPERTY_MESSAGE,
+} from '../openapi/openapi.js';
 import {
   BulkDeleteResultSchema,
   ModuleListSchema,
@@ -62,14 +68,13 @@ import {
 } from './module-rules.js';
 
 const NOT_AN_OBJECT = NOT_A_JSON_OBJECT_MESSAGE;
-const UNKNOWN_PROPERTY = 'property <name> should not exist';
 const MODULE_BODY_MESSAGES = [
   CODE_MESSAGE,
   YEAR_MESSAGE,
   DESCRIPTION_MESSAGE,
   DESCRIPTION_NUL_MESSAGE,
   CREDITS_MESSAGE,
-  UNKNOWN_PROPERTY,
+  UNKNOWN_PROPERTY_MESSAGE,
   NOT_AN_OBJECT,
 ];
 
@@ -196,7 +201,7 @@ export class CourseModulesController {
       MODULE_IDS_MESSAGES.required,
       MODULE_IDS_MESSAGES.tooMany,
       MODULE_IDS_MESSAGES.invalid,
-      UNKNOWN_PROPERTY,
+      UNKNOWN_PROPERTY_MESSAGE,
     ],
   })
   async bulkRemove(
@@ -238,7 +243,7 @@ export class CourseModulesController {
       CODES_EMPTY_MESSAGE,
       ROLES_MESSAGE,
       'dry_run must be true or false',
-      UNKNOWN_PROPERTY,
+      UNKNOWN_PROPERTY_MESSAGE,
       NOT_AN_OBJECT,
     ],
     413: [TOO_MANY_MODULES_MESSAGE],

@@ -3,7 +3,14 @@ import { ApiOperation, type ApiOperationOptions, ApiQuery } from '@nestjs/swagge
 import { ResponseMessage } from '../core/decorators.js';
 import { NOT_A_JSON_OBJECT_MESSAGE, PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
 import { INVALID_SORT_MESSAGE } from '../core/query.js';
-import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery, type Schema } from '../openapi/openapi.js';
+import {
+  ApiErrors,
+  ApiOk,
+  ApiPagingQuery,
+  ApiSortQuery,
+  type Schema,
+  UNKNOWN_PROPERTY_MESSAGE,
+} from '../openapi/openapi.js';
 import { MODULE_NOT_FOUND_MESSAGE, ROLE_NOT_HELD_MESSAGE } from './module.errors.js';
 import { USER_SORT_FIELDS } from './list-params.js';
 import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from './module-role.js';
@@ -20,7 +27,7 @@ const BODY_MESSAGES = [
   USER_IDS_MESSAGES.required,
   USER_IDS_MESSAGES.tooMany,
   USER_IDS_MESSAGES.invalid,
-  'property <name> should not exist',
+  UNKNOWN_PROPERTY_MESSAGE,
   NOT_A_JSON_OBJECT_MESSAGE,
 ];
 const UNKNOWN_USER = 'User with ID <id> does not exist';

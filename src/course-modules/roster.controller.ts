@@ -119,7 +119,7 @@ export class RosterController {
     ],
     403: [PERMISSION_DENIED_MESSAGE],
     404: [MODULE_NOT_FOUND_MESSAGE],
-    409: ['Sync would remove 12 members; the limit is 4'],
+    409: ['Sync would remove <n> members; the limit is <max>'],
   })
   async import(
     @ModuleIdParam() id: string,

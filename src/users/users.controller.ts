@@ -3,7 +3,13 @@ import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { AdminOnly, type AuthUser, CurrentUser, ResponseMessage } from '../core/decorators.js';
-import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../openapi/openapi.js';
+import {
+  ApiErrors,
+  ApiOk,
+  ApiPagingQuery,
+  ApiSortQuery,
+  UNKNOWN_PROPERTY_MESSAGE,
+} from '../openapi/openapi.js';
 import { INVALID_SORT_MESSAGE, type Query as QueryParams } from '../core/query.js';
 import { BulkCreateUsersDto } from './dto/bulk-create-users.dto.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
@@ -72,7 +78,7 @@ export class UsersController {
   @ResponseMessage('User created successfully')
   @ApiOperation({ summary: 'Create a user' })
   @ApiOk(201, 'User created successfully', UserSummarySchema)
-  @ApiErrors({ 400: FIELD_MESSAGES, 409: DUPLICATE_MESSAGES })
+  @ApiErrors({ 400: [...FIELD_MESSAGES, UNKNOWN_PROPERTY_MESSAGE], 409: DUPLICATE_MESSAGES })
   create(@Body() body: CreateUserDto, @RequestCtx() context: RequestContext): Promise<UserSummary> {
     return this.users.create(body, context);
   }
@@ -92,7 +98,7 @@ export class UsersController {
       BULK_TOO_MANY_MESSAGE,
       `users[0]: ${PASSWORD_MESSAGE}; users[2]: ${EMAIL_MESSAGE}`,
     ],
-    409: ['A user with this username or email already exists: jsmith, ann@example.edu'],
+    409: ['A user with this username or email already exists: <values>'],
   })
   createMany(
     @Body() body: BulkCreateUsersDto,
@@ -118,7 +124,7 @@ export class UsersController {
   })
   @ApiOk(200, 'User updated successfully', UserSummarySchema)
   @ApiErrors({
-    400: [NOTHING_TO_UPDATE_MESSAGE, ...FIELD_MESSAGES],
+    400: [NOTHING_TO_UPDATE_MESSAGE, ...FIELD_MESSAGES, UNKNOWN_PROPERTY_MESSAGE],
     403: [CANNOT_DEMOTE_SELF_MESSAGE],
     404: [USER_NOT_FOUND_MESSAGE],
     409: DUPLICATE_MESSAGES,
