@@ -269,15 +269,8 @@ describe('the service as a process', () => {
         child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
         child.once('exit', (code) => resolve({ code, out }));
       });
-    const created = await run([
-      'user:create',
-      '--username',
-      'cli.user',
-      '--email',
-      'CLI@Example.edu',
-      '--password',
-      'cli-password-1',
-    ]);
+    const named = ['--username', 'cli.user', '--email', 'CLI@Example.edu'];
+    const created = await run(['user:create', ...named, '--password', 'cli-password-1']);
     expect(created).toEqual({ code: 0, out: expect.stringContaining('Created user "cli.user"') });
     const again = await run(['user:create', '--username', 'CLI.USER', '--email', 'other@example.edu']);
     expect(again.code).toBe(64);

@@ -9,13 +9,13 @@ import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 import { setImmediate } from 'node:timers/promises';
-import { fileURLToPath, URL } from 'node:url';
-import pg from 'pg';
+import { fileURLToPath } from 'node:url';
 import prettier from 'prettier';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../dist/ormconfig.js';
 import { runMigrations } from '../../dist/src/database/database.js';
 import { startEmbeddedPostgres } from '../../dist/src/database/embedded-postgres.js';
+import { scratchDatabase } from '../../bench/scratch-database.js';
 import { installCapture, recordStatements } from './capture.js';
 import { CONSTANTS, createRepositories, EXAMPLES, FIXTURE } from './examples.js';
 import { canonical, nameParameters, TX } from './names.js';
@@ -50,24 +50,7 @@ const log = (message) => process.stderr.write(`sql:generate: ${message}\n`);
  */
 async function provideDatabase() {
   const external = process.env.DATABASE_URL;
-  if (external !== undefined && external !== '') {
-    const name = `sql_generate_${process.pid}`;
-    const admin = new pg.Client({ connectionString: external });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(external);
-    url.pathname = `/${name}`;
-    return {
-      url: url.toString(),
-      drop: async () => {
-        const client = new pg.Client({ connectionString: external });
-        await client.connect();
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await client.end();
-      },
-    };
-  }
+  if (external !== undefined && external !== '') return scratchDatabase(external, 'sql_generate');
   const dir = await mkdtemp(path.join(os.tmpdir(), 'sql-generate-'));
   const database = await startEmbeddedPostgres(dir, { log: () => undefined, error: log });
   return {
@@ -188,7 +171,8 @@ const usesTransaction = (args) =>
 
 /** Waits until every pooled connection is back (a cursor's connection is released after its stream ended). */
 async function poolSettled(/** @type {import('typeorm').DataSource} */ dataSource) {
-  const pool = /** @type {{ master: pg.Pool }} */ (/** @type {unknown} */ (dataSource.driver)).master;
+  const pool = /** @type {{ master: import('pg').Pool }} */ (/** @type {unknown} */ (dataSource.driver))
+    .master;
   for (let turns = 0; pool.idleCount < pool.totalCount; turns++) {
     if (turns > 10_000) throw new Error('a pooled connection was not released');
     await setImmediate();

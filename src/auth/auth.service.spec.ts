@@ -149,6 +149,7 @@ function setup(config: Pick<AppConfig, 'oidc' | 'passwordLogin'> = { oidc: undef
   const audit = new FakeAudit();
   const metrics = new FakeMetrics();
   const changeEvents = new FakeChangeEvents();
+  const deps = { users, hasher, tokens, throttle, access, transactions, audit, metrics, changeEvents };
   const service = new AuthService(
     users,
     hasher,
@@ -164,19 +165,7 @@ function setup(config: Pick<AppConfig, 'oidc' | 'passwordLogin'> = { oidc: undef
   );
   const login = (username: string, password: string, context = CONTEXT) =>
     service.login({ username, password }, context);
-  return {
-    service,
-    login,
-    users,
-    hasher,
-    tokens,
-    throttle,
-    access,
-    transactions,
-    audit,
-    metrics,
-    changeEvents,
-  };
+  return { service, login, ...deps };
 }
 
 describe(AuthService.name, () => {

@@ -14,15 +14,10 @@ import {
   NOT_A_JSON_OBJECT_MESSAGE,
   PERMISSION_DENIED_MESSAGE,
   UNSUPPORTED_CONTENT_TYPE_MESSAGE,
+  UNKNOWN_PROPERTY_MESSAGE,
 } from '../core/errors.js';
 import { type JsonText } from '../core/json-text.js';
-import {
-  ApiErrors,
-  ApiOk,
-  ApiPagingQuery,
-  ApiSortQuery,
-  UNKNOWN_PROPERTY_MESSAGE,
-} from '../openapi/openapi.js';
+import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../openapi/openapi.js';
 import {
   BulkDeleteResultSchema,
   ModuleListSchema,

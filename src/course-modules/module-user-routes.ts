@@ -1,16 +1,13 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiOperation, type ApiOperationOptions, ApiQuery } from '@nestjs/swagger';
 import { ResponseMessage } from '../core/decorators.js';
-import { NOT_A_JSON_OBJECT_MESSAGE, PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
-import { INVALID_SORT_MESSAGE } from '../core/query.js';
 import {
-  ApiErrors,
-  ApiOk,
-  ApiPagingQuery,
-  ApiSortQuery,
-  type Schema,
+  NOT_A_JSON_OBJECT_MESSAGE,
+  PERMISSION_DENIED_MESSAGE,
   UNKNOWN_PROPERTY_MESSAGE,
-} from '../openapi/openapi.js';
+} from '../core/errors.js';
+import { INVALID_SORT_MESSAGE } from '../core/query.js';
+import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery, type Schema } from '../openapi/openapi.js';
 import { MODULE_NOT_FOUND_MESSAGE, ROLE_NOT_HELD_MESSAGE } from './module.errors.js';
 import { USER_SORT_FIELDS } from './list-params.js';
 import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from './module-role.js';

@@ -1,21 +1,13 @@
-import { AppError } from '../core/errors.js';
+import { AppError, fixedError } from '../core/errors.js';
 
 export const MODULE_NOT_FOUND_MESSAGE = 'Module not found';
 export const DUPLICATE_MODULE_MESSAGE = 'A module with this code already exists for this year';
 export const ROLE_NOT_HELD_MESSAGE = 'Some users are not assigned with this role';
 
-export class ModuleNotFound extends AppError {
-  constructor() {
-    super(404, MODULE_NOT_FOUND_MESSAGE);
-  }
-}
+export class ModuleNotFound extends fixedError(404, MODULE_NOT_FOUND_MESSAGE) {}
 
 /** `(code, year)` clashes with another module; raised from the unique violation, never a pre-check. */
-export class DuplicateModule extends AppError {
-  constructor() {
-    super(409, DUPLICATE_MODULE_MESSAGE);
-  }
-}
+export class DuplicateModule extends fixedError(409, DUPLICATE_MODULE_MESSAGE) {}
 
 export class UserDoesNotExist extends AppError {
   constructor(id: number | string) {
@@ -24,8 +16,4 @@ export class UserDoesNotExist extends AppError {
 }
 
 /** A personnel removal names a user who does not hold the role in the module. */
-export class RoleNotHeld extends AppError {
-  constructor() {
-    super(409, ROLE_NOT_HELD_MESSAGE);
-  }
-}
+export class RoleNotHeld extends fixedError(409, ROLE_NOT_HELD_MESSAGE) {}

@@ -1,17 +1,6 @@
 import { Readable } from 'node:stream';
 import { delimiterOf, readCsv } from './csv-reader.js';
-import {
-  CSV_MAX_BYTES,
-  CSV_MAX_COLUMNS,
-  CSV_MAX_RECORD_CHARS,
-  CSV_MAX_ROWS,
-  ImportFileTooLarge,
-  MalformedCsv,
-  MissingColumn,
-  NoImportRows,
-  TooManyColumns,
-  TooManyImportRows,
-} from './csv.errors.js';
+import * as errors from './csv.errors.js';
 
 /** An upload arriving in the given pieces. */
 const chunks = (...pieces: (string | Buffer)[]) => Readable.from(pieces);
@@ -103,10 +92,10 @@ describe(readCsv.name, () => {
 
   it('names the right line for an error after a quoted cell holding CRLF line breaks', async () => {
     await expect(read('username,email\r\n"a\r\nb",a@x.edu\r\nb"o"b,bob@x.edu\r\n')).rejects.toEqual(
-      new MalformedCsv(4),
+      new errors.MalformedCsv(4),
     );
     await expect(read('username,email\r\n"a\r\nb",a@x.edu\r\n\r\n"bob,bob@x.edu\r\n')).rejects.toEqual(
-      new MalformedCsv(5),
+      new errors.MalformedCsv(5),
     );
   });
 
@@ -119,20 +108,22 @@ describe(readCsv.name, () => {
   });
 
   it('refuses a file without the required columns, naming the first missing', async () => {
-    await expect(read('user,mail\nada,ada@example.edu\n')).rejects.toEqual(new MissingColumn('username'));
+    await expect(read('user,mail\nada,ada@example.edu\n')).rejects.toEqual(
+      new errors.MissingColumn('username'),
+    );
     await expect(read('username,mail\nada,ada@example.edu\n')).rejects.toThrow('Missing column: email');
   });
 
   it('refuses a file with no data rows', async () => {
-    await expect(read('username,email\n')).rejects.toBeInstanceOf(NoImportRows);
+    await expect(read('username,email\n')).rejects.toBeInstanceOf(errors.NoImportRows);
     await expect(read('username,email\n\n\n')).rejects.toThrow('The file has no rows');
-    await expect(read('')).rejects.toBeInstanceOf(NoImportRows);
+    await expect(read('')).rejects.toBeInstanceOf(errors.NoImportRows);
   });
 
   it('names the line where an unclosed quote starts', async () => {
     await expect(
       read('username,email\nada,ada@example.edu\n\n"bob,bob@example.edu\ncy,cy@x.edu\n'),
-    ).rejects.toEqual(new MalformedCsv(4));
+    ).rejects.toEqual(new errors.MalformedCsv(4));
   });
 
   it('names the line of a quote in the middle of a cell', async () => {
@@ -142,30 +133,36 @@ describe(readCsv.name, () => {
   });
 
   it('refuses a record longer than the limit as malformed, at its line', async () => {
-    const long = 'x'.repeat(CSV_MAX_RECORD_CHARS + 1);
+    const long = 'x'.repeat(errors.CSV_MAX_RECORD_CHARS + 1);
     await expect(read(`username,email\nada,ada@example.edu\n${long},a@b.edu\n`)).rejects.toEqual(
-      new MalformedCsv(3),
+      new errors.MalformedCsv(3),
     );
   });
 
-  it(`refuses more than ${CSV_MAX_COLUMNS} columns`, async () => {
-    const header = ['username', 'email', ...Array.from({ length: CSV_MAX_COLUMNS - 1 }, (_, i) => `c${i}`)];
-    await expect(read(`${header.join(',')}\nada,ada@example.edu\n`)).rejects.toBeInstanceOf(TooManyColumns);
+  it(`refuses more than ${errors.CSV_MAX_COLUMNS} columns`, async () => {
+    const header = [
+      'username',
+      'email',
+      ...Array.from({ length: errors.CSV_MAX_COLUMNS - 1 }, (_, i) => `c${i}`),
+    ];
+    await expect(read(`${header.join(',')}\nada,ada@example.edu\n`)).rejects.toBeInstanceOf(
+      errors.TooManyColumns,
+    );
     await expect(read(`${header.slice(0, -1).join(',')}\nada,ada@example.edu\n`)).resolves.toHaveLength(1);
   });
 
-  it(`refuses more than ${CSV_MAX_ROWS} rows`, async () => {
+  it(`refuses more than ${errors.CSV_MAX_ROWS} rows`, async () => {
     const rows = (count: number) => `username,email\n${'ada,ada@example.edu\n'.repeat(count)}`;
-    await expect(read(rows(CSV_MAX_ROWS))).resolves.toHaveLength(CSV_MAX_ROWS);
-    await expect(read(rows(CSV_MAX_ROWS + 1))).rejects.toBeInstanceOf(TooManyImportRows);
+    await expect(read(rows(errors.CSV_MAX_ROWS))).resolves.toHaveLength(errors.CSV_MAX_ROWS);
+    await expect(read(rows(errors.CSV_MAX_ROWS + 1))).rejects.toBeInstanceOf(errors.TooManyImportRows);
   });
 
   it('refuses a body over the byte limit as soon as it is passed, without reading the rest', async () => {
     // Rows of 60 000 characters: few enough rows, short enough records, to meet the byte limit first.
     const row = Buffer.from(`${'x'.repeat(60_000)},a@b.edu\n`);
-    const pieces = Math.ceil(CSV_MAX_BYTES / row.length) + 50;
+    const pieces = Math.ceil(errors.CSV_MAX_BYTES / row.length) + 50;
     const { source, state } = counted(row, pieces);
-    await expect(readCsv(source, ['username', 'email'])).rejects.toBeInstanceOf(ImportFileTooLarge);
+    await expect(readCsv(source, ['username', 'email'])).rejects.toBeInstanceOf(errors.ImportFileTooLarge);
     expect(state.read).toBeLessThan(pieces);
   });
 
@@ -174,14 +171,14 @@ describe(readCsv.name, () => {
     const piece = 'x'.repeat(65_536);
     const pieces = [
       'username,email\n',
-      ...Array.from({ length: CSV_MAX_BYTES / piece.length + 1 }, () => piece),
+      ...Array.from({ length: errors.CSV_MAX_BYTES / piece.length + 1 }, () => piece),
     ];
     await expect(readCsv(chunks(...pieces), ['username', 'email'])).rejects.toBeInstanceOf(
-      ImportFileTooLarge,
+      errors.ImportFileTooLarge,
     );
     // The same record in a body within the limit is malformed.
     await expect(readCsv(chunks(...pieces.slice(0, 4)), ['username', 'email'])).rejects.toEqual(
-      new MalformedCsv(2),
+      new errors.MalformedCsv(2),
     );
   });
 });

@@ -1,5 +1,5 @@
 import { ApiResponse } from '@nestjs/swagger';
-import { AppError, UNSUPPORTED_CONTENT_TYPE_MESSAGE, ValidationFailed } from '../core/errors.js';
+import { AppError, fixedError, UNSUPPORTED_CONTENT_TYPE_MESSAGE, ValidationFailed } from '../core/errors.js';
 import { type Schema } from '../openapi/openapi.js';
 import { NO_FILE_UPLOADED_MESSAGE } from '../uploads/upload.errors.js';
 
@@ -14,11 +14,7 @@ export const CSV_MAX_COLUMNS = 256;
 
 const IMPORT_FILE_TOO_LARGE_MESSAGE = 'Import file too large';
 
-export class ImportFileTooLarge extends AppError {
-  constructor() {
-    super(413, IMPORT_FILE_TOO_LARGE_MESSAGE);
-  }
-}
+export class ImportFileTooLarge extends fixedError(413, IMPORT_FILE_TOO_LARGE_MESSAGE) {}
 
 export class TooManyImportRows extends AppError {
   constructor() {
@@ -28,11 +24,7 @@ export class TooManyImportRows extends AppError {
 
 const NO_IMPORT_ROWS_MESSAGE = 'The file has no rows';
 
-export class NoImportRows extends ValidationFailed {
-  constructor() {
-    super(NO_IMPORT_ROWS_MESSAGE);
-  }
-}
+export class NoImportRows extends fixedError(400, NO_IMPORT_ROWS_MESSAGE) {}
 
 export class MissingColumn extends ValidationFailed {
   constructor(name: string) {

@@ -1,19 +1,11 @@
-import { AppError } from '../core/errors.js';
+import { fixedError } from '../core/errors.js';
 
 export const INVALID_CURSOR_MESSAGE = 'Invalid cursor';
 export const CURSOR_EXPIRED_MESSAGE = 'Cursor expired; start again without after';
 export const FEED_BUSY_MESSAGE = 'Too many requests are waiting for events; try again later';
 
 /** `after` names a position before the retention watermark: events the reader never saw were pruned. */
-export class CursorExpired extends AppError {
-  constructor() {
-    super(410, CURSOR_EXPIRED_MESSAGE);
-  }
-}
+export class CursorExpired extends fixedError(410, CURSOR_EXPIRED_MESSAGE) {}
 
 /** Every long-poll slot of this replica is taken (EVENT_FEED_MAX_WAITING). */
-export class FeedBusy extends AppError {
-  constructor() {
-    super(503, FEED_BUSY_MESSAGE);
-  }
-}
+export class FeedBusy extends fixedError(503, FEED_BUSY_MESSAGE) {}

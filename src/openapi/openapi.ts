@@ -30,9 +30,6 @@ import { AUTHENTICATION_REQUIRED_MESSAGE, INVALID_TOKEN_MESSAGE } from '../core/
 
 export type Schema = SchemaObject | ReferenceObject;
 
-/** The validation pipe's answer to a body property no DTO declares, as documented (`<name>` the property). */
-export const UNKNOWN_PROPERTY_MESSAGE = 'property <name> should not exist';
-
 /** Every named schema, added to `components.schemas` when the document is built. */
 export const namedSchemas: Record<string, SchemaObject> = {};
 

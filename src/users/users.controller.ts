@@ -3,13 +3,7 @@ import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { AdminOnly, type AuthUser, CurrentUser, ResponseMessage } from '../core/decorators.js';
-import {
-  ApiErrors,
-  ApiOk,
-  ApiPagingQuery,
-  ApiSortQuery,
-  UNKNOWN_PROPERTY_MESSAGE,
-} from '../openapi/openapi.js';
+import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../openapi/openapi.js';
 import { INVALID_SORT_MESSAGE, type Query as QueryParams } from '../core/query.js';
 import { BulkCreateUsersDto } from './dto/bulk-create-users.dto.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
@@ -26,7 +20,7 @@ import { UserId } from './user-id.param.js';
 import { UserListSchema, UserSummarySchema } from './user.schemas.js';
 import { type UserSummary } from './user.mapper.js';
 import { type UserPage, UsersService } from './users.service.js';
-import { NOTHING_TO_UPDATE_MESSAGE } from '../core/errors.js';
+import { NOTHING_TO_UPDATE_MESSAGE, UNKNOWN_PROPERTY_MESSAGE } from '../core/errors.js';
 import {
   CANNOT_DELETE_SELF_MESSAGE,
   CANNOT_DEMOTE_SELF_MESSAGE,

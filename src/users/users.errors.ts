@@ -1,24 +1,12 @@
-import { AppError, NOTHING_TO_UPDATE_MESSAGE, ValidationFailed } from '../core/errors.js';
+import { AppError, fixedError, NOTHING_TO_UPDATE_MESSAGE } from '../core/errors.js';
 
 export const USER_NOT_FOUND_MESSAGE = 'User not found';
 
-export class UserNotFound extends AppError {
-  constructor() {
-    super(404, USER_NOT_FOUND_MESSAGE);
-  }
-}
+export class UserNotFound extends fixedError(404, USER_NOT_FOUND_MESSAGE) {}
 
-export class DuplicateUsername extends AppError {
-  constructor() {
-    super(409, 'A user with this username already exists');
-  }
-}
+export class DuplicateUsername extends fixedError(409, 'A user with this username already exists') {}
 
-export class DuplicateEmail extends AppError {
-  constructor() {
-    super(409, 'A user with this email already exists');
-  }
-}
+export class DuplicateEmail extends fixedError(409, 'A user with this email already exists') {}
 
 /** Bulk create: every clashing username or email, as sent, in request order. */
 export class DuplicateUsers extends AppError {
@@ -27,48 +15,24 @@ export class DuplicateUsers extends AppError {
   }
 }
 
-export class NothingToUpdate extends ValidationFailed {
-  constructor() {
-    super(NOTHING_TO_UPDATE_MESSAGE);
-  }
-}
+export class NothingToUpdate extends fixedError(400, NOTHING_TO_UPDATE_MESSAGE) {}
 
 export const CANNOT_DELETE_SELF_MESSAGE = 'You cannot delete your own account';
 
-export class CannotDeleteSelf extends AppError {
-  constructor() {
-    super(403, CANNOT_DELETE_SELF_MESSAGE);
-  }
-}
+export class CannotDeleteSelf extends fixedError(403, CANNOT_DELETE_SELF_MESSAGE) {}
 
 export const CANNOT_DEMOTE_SELF_MESSAGE = 'You cannot remove your own admin rights';
 
-export class CannotDemoteSelf extends AppError {
-  constructor() {
-    super(403, CANNOT_DEMOTE_SELF_MESSAGE);
-  }
-}
+export class CannotDemoteSelf extends fixedError(403, CANNOT_DEMOTE_SELF_MESSAGE) {}
 
 export const AVATAR_NOT_FOUND_MESSAGE = 'Avatar not found';
 
-export class AvatarNotFound extends AppError {
-  constructor() {
-    super(404, AVATAR_NOT_FOUND_MESSAGE);
-  }
-}
+export class AvatarNotFound extends fixedError(404, AVATAR_NOT_FOUND_MESSAGE) {}
 
 export const UNSUPPORTED_FILE_TYPE_MESSAGE = 'Unsupported file type';
 
-export class UnsupportedFileType extends AppError {
-  constructor() {
-    super(415, UNSUPPORTED_FILE_TYPE_MESSAGE);
-  }
-}
+export class UnsupportedFileType extends fixedError(415, UNSUPPORTED_FILE_TYPE_MESSAGE) {}
 
 export const FILE_TOO_LARGE_MESSAGE = 'File too large';
 
-export class FileTooLarge extends AppError {
-  constructor() {
-    super(413, FILE_TOO_LARGE_MESSAGE);
-  }
-}
+export class FileTooLarge extends fixedError(413, FILE_TOO_LARGE_MESSAGE) {}
