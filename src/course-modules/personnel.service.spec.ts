@@ -72,15 +72,11 @@ class FakeRoles implements Roles {
   }
 
   assign(
-    moduleId: string,
-    userIds: readonly string[],
-    role: ModuleRole,
-    manager: Transaction,
-    keepLecturers = false,
+    ...[moduleId, userIds, role, manager, keepLecturers]: Parameters<Roles['assign']>
   ): Promise<string[]> {
     expect(manager).toBe(TRANSACTION);
     this.beforeAssign?.();
-    this.assigned.push({ ids: userIds, role, keepLecturers });
+    this.assigned.push({ ids: userIds, role, keepLecturers: keepLecturers ?? false });
     const members = this.module(moduleId);
     const written = userIds.filter((id) => {
       const held = members.get(id);

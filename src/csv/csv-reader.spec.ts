@@ -59,35 +59,37 @@ describe(readCsv.name, () => {
     ]);
   });
 
-  it('skips blank lines but counts them, whatever the line breaks', async () => {
-    const rows = await read('username,email\r\n\r\nada,ada@example.edu\r\n,\n\rbob,bob@example.edu');
-    expect(rows.map((row) => [row.line, row.cells.username])).toEqual([
-      [3, 'ada'],
-      [6, 'bob'],
-    ]);
-  });
-
-  it('numbers a row by the line it starts on when a quoted cell holds line breaks', async () => {
-    const rows = await read(
+  it.each([
+    [
+      'skips blank lines but counts them, whatever the line breaks',
+      'username,email\r\n\r\nada,ada@example.edu\r\n,\n\rbob,bob@example.edu',
+      [
+        [3, 'ada'],
+        [6, 'bob'],
+      ],
+    ],
+    [
+      'numbers a row by the line it starts on when a quoted cell holds line breaks',
       'username,email\n"ada\nlovelace",ada@example.edu\n"b\n\nob",bob@example.edu\ncy,cy@x.edu\n',
-    );
-    expect(rows.map((row) => [row.line, row.cells.username])).toEqual([
-      [2, 'ada\nlovelace'],
-      [4, 'b\n\nob'],
-      [7, 'cy'],
-    ]);
-  });
-
-  it('numbers rows right after a quoted cell holding CRLF line breaks (Windows files)', async () => {
-    const rows = await read(
+      [
+        [2, 'ada\nlovelace'],
+        [4, 'b\n\nob'],
+        [7, 'cy'],
+      ],
+    ],
+    [
+      'numbers rows right after a quoted cell holding CRLF line breaks (Windows files)',
       'username,email\r\n"a\r\nb",a@x.edu\r\ncy,cy@x.edu\r\n"d\r\n\r\ne",d@x.edu\r\nf,f@x.edu\r\n',
-    );
-    expect(rows.map((row) => [row.line, row.cells.username])).toEqual([
-      [2, 'a\r\nb'],
-      [4, 'cy'],
-      [5, 'd\r\n\r\ne'],
-      [8, 'f'],
-    ]);
+      [
+        [2, 'a\r\nb'],
+        [4, 'cy'],
+        [5, 'd\r\n\r\ne'],
+        [8, 'f'],
+      ],
+    ],
+  ])('%s', async (_title, text, lines) => {
+    const rows = await read(text);
+    expect(rows.map((row) => [row.line, row.cells.username])).toEqual(lines);
   });
 
   it('names the right line for an error after a quoted cell holding CRLF line breaks', async () => {
