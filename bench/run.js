@@ -37,6 +37,13 @@ const USER_PASSWORD = 'demo-password';
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 15_000;
 
+const PROFILE = process.argv.includes('--profile');
+/** --routes=health,me: only the routes whose name contains one of these words (for profiling one path). */
+const ROUTE_FILTER = process.argv
+  .find((arg) => arg.startsWith('--routes='))
+  ?.slice('--routes='.length)
+  .split(',');
+
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 
 // ---------------------------------------------------------------------------------------------------------
@@ -104,8 +111,12 @@ async function provideDatabase() {
 // The two servers, each in a child process of its own so that autocannon does not share their event loop.
 
 /** Forks `script` with `env`, waits for its `{ url }`, registers its stop; returns url, pid and its log lines. */
-async function startChild(name, script, env) {
-  const child = fork(path.join(BENCH_DIR, script), [], { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+async function startChild(name, script, env, execArgv = process.execArgv) {
+  const child = fork(path.join(BENCH_DIR, script), [], {
+    env,
+    execArgv,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
   // The service logs JSON lines at `warn` and above: keep a few to show, count them all.
   const output = { lines: 0, sample: [] };
   for (const stream of [child.stdout, child.stderr]) {
@@ -144,21 +155,30 @@ async function startChild(name, script, env) {
 async function startServers(databaseUrl, jwtSecret, idp) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mas-bench-data-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  const service = await startChild('service', 'service.js', {
-    ...process.env,
-    NODE_ENV: 'production',
-    DATABASE_URL: databaseUrl,
-    DATA_DIR: dataDir,
-    JWT_SECRET: jwtSecret,
-    // Request logging (on at `info`) is not measured: the bare implementation has none.
-    LOG_LEVEL: 'warn',
-    ADMIN_USERNAME: 'admin',
-    ADMIN_PASSWORD,
-    DB_POOL_SIZE: String(POOL_SIZE),
-    SWAGGER_ENABLED: 'false',
-    // Single sign-on on (docs/sso.md), for the IdP-token scenario; the curve's services run without.
-    ...(idp ? { OIDC_ISSUER: idp.issuer, OIDC_AUDIENCE: idp.audience } : {}),
-  });
+  // --profile: the service writes a V8 CPU profile of the whole run when it stops (bench/profile-summary.js).
+  const serviceArgs = PROFILE
+    ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${path.join(RESULTS_DIR, 'profiles')}`]
+    : process.execArgv;
+  const service = await startChild(
+    'service',
+    'service.js',
+    {
+      ...process.env,
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: dataDir,
+      JWT_SECRET: jwtSecret,
+      // Request logging (on at `info`) is not measured: the bare implementation has none.
+      LOG_LEVEL: 'warn',
+      ADMIN_USERNAME: 'admin',
+      ADMIN_PASSWORD,
+      DB_POOL_SIZE: String(POOL_SIZE),
+      SWAGGER_ENABLED: 'false',
+      // Single sign-on on (docs/sso.md), for the IdP-token scenario; the curve's services run without.
+      ...(idp ? { OIDC_ISSUER: idp.issuer, OIDC_AUDIENCE: idp.audience } : {}),
+    },
+    serviceArgs,
+  );
   const bare = await startChild('bare', 'bare.js', {
     ...process.env,
     DATABASE_URL: databaseUrl,
@@ -532,7 +552,9 @@ async function benchAtScale(serverUrl, dbName, mode, jwtSecret) {
   };
   const rows = await measureRoutes(
     servers,
-    routes(found, tokens),
+    routes(found, tokens).filter(
+      (route) => !ROUTE_FILTER || ROUTE_FILTER.some((word) => route.route.includes(word)),
+    ),
     { ...mode, connections: CONNECTIONS },
     databaseUrl,
   );
@@ -714,6 +736,10 @@ async function main() {
   const mode = { ...(quick ? MODES.quick : MODES.full) };
   const scaleArg = args.find((arg) => arg.startsWith('--scale='));
   if (scaleArg) mode.scale = Number(scaleArg.slice('--scale='.length));
+  for (const setting of ['rounds', 'seconds']) {
+    const arg = args.find((a) => a.startsWith(`--${setting}=`));
+    if (arg) mode[setting] = Number(arg.slice(setting.length + 3));
+  }
   if (args.includes('--no-curve')) mode.curve = [];
   const started = Date.now();
   const loadAverage = os.loadavg().map((value) => Number(value.toFixed(2)));

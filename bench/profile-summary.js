@@ -1,0 +1,46 @@
+// Summarises V8 CPU profiles (`npm run bench -- --quick --profile` writes the service's into
+// bench/results/profiles/): self time by package (or node:/V8 internals) and the top functions, as a share of the
+// sampled time outside the idle loop.
+//
+//   node bench/profile-summary.js bench/results/profiles/*.cpuprofile [--top=40]
+import { readFileSync } from 'node:fs';
+import process from 'node:process';
+
+const files = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+const top = Number(process.argv.find((arg) => arg.startsWith('--top='))?.slice(6) ?? 40);
+
+function where(url) {
+  if (!url) return '(V8/native)';
+  const module = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (module) return module[1];
+  if (url.startsWith('node:')) return 'node:' + url.slice(5).split('/')[0];
+  const own = /\/(dist\/src\/.*|bench\/.*)$/.exec(url);
+  return own ? own[1].split('/').slice(0, 3).join('/') : url;
+}
+
+const byPackage = new Map();
+const byFunction = new Map();
+let total = 0;
+for (const file of files) {
+  const profile = JSON.parse(readFileSync(file, 'utf8'));
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const counts = new Map();
+  for (const sample of profile.samples) counts.set(sample, (counts.get(sample) ?? 0) + 1);
+  for (const [id, count] of counts) {
+    const { callFrame } = nodes.get(id);
+    if (callFrame.functionName === '(idle)' || callFrame.functionName === '(program)') continue;
+    total += count;
+    const pkg = where(callFrame.url);
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + count);
+    const fn = `${callFrame.functionName || '(anonymous)'} ${pkg}:${callFrame.lineNumber + 1}`;
+    byFunction.set(fn, (byFunction.get(fn) ?? 0) + count);
+  }
+}
+const show = (map, n) =>
+  [...map]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([name, count]) => `${((count * 100) / total).toFixed(1).padStart(5)} %  ${name}`)
+    .join('\n');
+process.stdout.write(`samples outside idle: ${total}\n\nby package:\n${show(byPackage, 25)}\n\n`);
+process.stdout.write(`by function (self):\n${show(byFunction, top)}\n`);
