@@ -149,7 +149,20 @@ async function startChild(name, script, env, execArgv = process.execArgv) {
     });
   });
   log(`${name}: ${url} (pid ${child.pid})`);
-  return { url, pid: child.pid, output, stop };
+  /** Sends `message` and waits for the child's answer carrying `key` (the service's 'memory' figures). */
+  const ask = (message, key) =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), 5000);
+      const listener = (answer) => {
+        if (answer?.[key] === undefined) return;
+        clearTimeout(timer);
+        child.off('message', listener);
+        resolve(answer[key]);
+      };
+      child.on('message', listener);
+      child.send(message);
+    });
+  return { url, pid: child.pid, output, stop, ask };
 }
 
 async function startServers(databaseUrl, jwtSecret, idp) {
@@ -157,7 +170,7 @@ async function startServers(databaseUrl, jwtSecret, idp) {
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
   // --profile: the service writes a V8 CPU profile of the whole run when it stops (bench/profile-summary.js).
   const serviceArgs = PROFILE
-    ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${path.join(RESULTS_DIR, 'profiles')}`]
+    ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${path.join(RESULTS_DIR, 'latest-profiles')}`]
     : process.execArgv;
   const service = await startChild(
     'service',
@@ -564,11 +577,17 @@ async function benchAtScale(serverUrl, dbName, mode, jwtSecret) {
     { ...mode, connections: CONNECTIONS },
     databaseUrl,
   );
-  const rss = { service: await peakRssMiB(servers.service.pid), bare: await peakRssMiB(servers.bare.pid) };
+  const rss = {
+    service: await peakRssMiB(servers.service.pid),
+    bare: await peakRssMiB(servers.bare.pid),
+    // Where the service's memory is at the end of the load (MiB): V8's heap spaces and what lies outside them.
+    serviceNow: await servers.service.ask('memory', 'memory'),
+  };
   const bulkDelete = await bulkDeleteTiming(servers, databaseUrl, tokens.admin);
+  const changeEvents = await changeEventTiming(servers, tokens.admin, mode, databaseUrl);
   await servers.service.stop();
   await servers.bare.stop();
-  return { seeded, found, rows, rss, bulkDelete, idpToken, serviceLog: servers.service.output };
+  return { seeded, found, rows, rss, bulkDelete, changeEvents, idpToken, serviceLog: servers.service.output };
 }
 
 /**
@@ -608,6 +627,88 @@ async function idpTokenTiming(serviceUrl, tokens, { rounds, seconds, warmup, con
   log(
     `IdP token: ${result.idp.rps.toFixed(0)} req/s, local token ${result.local.rps.toFixed(0)} req/s, ` +
       `ratio ${result.ratio.toFixed(2)}, p99 ratio ${result.p99Ratio.toFixed(2)}`,
+  );
+  return result;
+}
+
+/**
+ * A module create (`POST /api/modules`, admin) with its change event written in its transaction, and with the
+ * service's recorder switched off (bench/service.js), in alternating rounds at 8 connections. Every request
+ * creates a new module (codes `EVA000`…, year 2098); the creates are deleted at the end.
+ */
+async function changeEventTiming(servers, token, { rounds, seconds }, databaseUrl) {
+  let next = 0;
+  const code = () => {
+    const i = next++;
+    const letters = [26 * 26, 26, 1].map((d) => String.fromCharCode(65 + (Math.floor(i / 1000 / d) % 26)));
+    return `${letters.join('')}${String(i % 1000).padStart(3, '0')}`;
+  };
+  const create = async () => {
+    const result = await autocannon({
+      url: `${servers.service.url}/api/modules`,
+      connections: 8,
+      duration: seconds,
+      timeout: 10,
+      requests: [
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          setupRequest: (request) => ({
+            ...request,
+            body: JSON.stringify({
+              code: code(),
+              year: 2098,
+              description: 'Change event bench',
+              credits: 15,
+            }),
+          }),
+        },
+      ],
+    });
+    const created = Number(result.statusCodeStats?.['201']?.count ?? 0);
+    const all = Object.values(result.statusCodeStats ?? {}).reduce(
+      (sum, { count }) => sum + Number(count),
+      0,
+    );
+    if (result.errors + result.timeouts > 0 || created !== all)
+      throw new Error(
+        `module creates: ${result.errors} errors, ${result.timeouts} timeouts, ${all - created} not 201`,
+      );
+    return { requests: created, seconds: result.duration, p50: result.latency.p50, p99: result.latency.p99 };
+  };
+  const runs = { with: [], without: [] };
+  for (let round = 0; round < rounds; round++) {
+    for (const side of round % 2 === 0 ? ['with', 'without'] : ['without', 'with']) {
+      await servers.service.ask(side === 'with' ? 'events:on' : 'events:off', 'events');
+      runs[side].push(await create());
+      await settle(databaseUrl);
+    }
+  }
+  await servers.service.ask('events:on', 'events');
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const events = await client.query(
+    `SELECT count(*)::int AS n FROM change_events WHERE type = 'module.created'`,
+  );
+  await client.query(`DELETE FROM modules WHERE year = 2098`);
+  await client.end();
+  const summary = (side) => ({
+    rps:
+      runs[side].reduce((sum, r) => sum + r.requests, 0) / runs[side].reduce((sum, r) => sum + r.seconds, 0),
+    p50: mean(runs[side].map((r) => r.p50)),
+    p99: mean(runs[side].map((r) => r.p99)),
+  });
+  const result = {
+    with: summary('with'),
+    without: summary('without'),
+    eventsWritten: events.rows[0].n,
+    createsWith: runs.with.reduce((sum, r) => sum + r.requests, 0),
+  };
+  result.ratio = result.with.rps / result.without.rps;
+  result.p99Ratio = result.with.p99 / result.without.p99;
+  log(
+    `module create: ${result.with.rps.toFixed(0)} req/s with its change event, ${result.without.rps.toFixed(0)} ` +
+      `without, ratio ${result.ratio.toFixed(2)}, p99 ratio ${result.p99Ratio.toFixed(2)}`,
   );
   return result;
 }
@@ -783,6 +884,7 @@ async function main() {
     },
     peakRssMiB: main.rss,
     bulkDelete: main.bulkDelete,
+    changeEvents: main.changeEvents,
     idpToken: main.idpToken,
     results: main.rows,
     curve,
@@ -834,12 +936,27 @@ function benchmarksMarkdown(report) {
     '',
     `ratio = service req/s ÷ bare req/s; p99 ratio = service p99 ÷ bare p99. Peak RSS under this load: service ` +
       `${r.peakRssMiB.service} MiB, bare ${r.peakRssMiB.bare} MiB (target ≤ 200 MiB: ` +
-      `${r.peakRssMiB.service <= 200 ? 'met' : 'not met'}).`,
+      `${r.peakRssMiB.service <= 200 ? 'met' : 'not met'}).` +
+      (r.peakRssMiB.serviceNow
+        ? ` The service after the load: RSS ${r.peakRssMiB.serviceNow.rss} MiB, V8 heap ${r.peakRssMiB.serviceNow.heapTotal} MiB ` +
+          `(${Object.entries(r.peakRssMiB.serviceNow.spaces)
+            .filter(([, mib]) => mib > 0)
+            .map(([space, mib]) => `${space} ${mib}`)
+            .join(', ')}), external ${r.peakRssMiB.serviceNow.external} MiB.`
+        : ''),
     '',
     `Bulk delete (\`DELETE /api/modules/bulk\`, one request) of ${r.bulkDelete.modules} modules, each with ` +
       `${r.bulkDelete.rolesPerModule} role rows, an assignment and a 1 KiB file in storage, checked gone ` +
       `afterwards: ${r.bulkDelete.rounds.join(' / ')} ms in ${r.bulkDelete.rounds.length} rounds, median ` +
       `${r.bulkDelete.medianMs} ms (target ≤ 1 000 ms: ${r.bulkDelete.medianMs <= 1000 ? 'met' : 'not met'}).`,
+    '',
+    `Change events: \`POST /api/modules\` (admin, 8 connections, alternating rounds) with the module's ` +
+      `\`module.created\` event written in its transaction against the same create with the recorder switched ` +
+      `off in the service: ${r.changeEvents.with.rps.toFixed(0)} req/s (p50 ${r.changeEvents.with.p50.toFixed(1)} ms, ` +
+      `p99 ${r.changeEvents.with.p99.toFixed(1)} ms) against ${r.changeEvents.without.rps.toFixed(0)} req/s (p50 ` +
+      `${r.changeEvents.without.p50.toFixed(1)} ms, p99 ${r.changeEvents.without.p99.toFixed(1)} ms): ratio ` +
+      `${r.changeEvents.ratio.toFixed(2)}, p99 ratio ${r.changeEvents.p99Ratio.toFixed(2)} (target: within 10 %: ` +
+      `${r.changeEvents.ratio >= 0.9 ? 'met' : 'not met'}).`,
     '',
     `Single sign-on: \`${r.idpToken.route}\` on the service with the identity provider's access token (RS256, ` +
       `docs/sso.md) against the service's own token, alternating rounds: ${r.idpToken.idp.rps.toFixed(0)} req/s ` +
