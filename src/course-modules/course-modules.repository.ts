@@ -54,12 +54,16 @@ export class CourseModulesRepository {
     filter: ModuleListFilter,
   ): Promise<Omit<Page<string>, 'total'> & { total: number | null; version?: number }> {
     const { sql, params } = moduleListQuery(filter);
-    const rows = await preparedQuery<
-      PageRow<{ id: string | null; json: string }> & { version?: number | string }
-    >(this.modules.manager.connection, sql, params, { name: filter.sort.length <= 1 });
+    const rows = await preparedQuery<PageRow<{ items: string }> & { version?: number | string }>(
+      this.modules.manager.connection,
+      sql,
+      params,
+      { name: filter.sort.length <= 1 },
+    );
     const first = rows[0];
     return {
-      items: rows.filter((row) => row.id !== null).map((row) => row.json),
+      // One row: the page's texts already joined (a single item, or none for an empty page).
+      items: first === undefined || first.items === '' ? [] : [first.items],
       total: first === undefined ? 0 : first.total === null ? null : Number(first.total),
       version: first?.version === undefined ? undefined : Number(first.version),
     };

@@ -30,9 +30,6 @@ export const moduleJson = (row: string) => `(SELECT row_to_json(x)::text FROM (
     SELECT ${row}.id, ${row}.code, ${row}.year, ${row}.description, ${row}.credits,
            ${isoText(`${row}."createdAt"`)} AS created_at, ${isoText(`${row}."updatedAt"`)} AS updated_at) x)`;
 
-/** What a list row carries of its page: the id (null when the page is empty) and the Module's JSON text. */
-const PAGE_JSON = `page.id, ${moduleJson('page')} AS json`;
-
 /** Sort fields of `GET /api/modules` and their SQL. */
 export const MODULE_SORT_FIELDS = {
   code: 'm.code',
@@ -68,11 +65,11 @@ export interface ModuleListFilter {
 }
 
 /**
- * Non-admins: the page and the count of their own modules (a few rows each), with `pageWithTotal`. Admins:
- * the page, an index walk, beside `module_stats`: the unfiltered total is its `total`; a filtered one is
- * counted only when `version` differs from `knownVersion` (the count is an uncorrelated subquery, evaluated
- * only when CASE needs it), and is null otherwise. Every admin row carries `version`. Each row carries the
- * module's `id` and its JSON text (`json`).
+ * One row (`total`, and `items`: the page's Module JSON texts joined by commas in the page's order). Non-admins:
+ * the page and the count of their own modules (a few rows each). Admins: the page, an index walk, beside
+ * `module_stats`: the unfiltered total is its `total`; a filtered one is counted only when `version` differs
+ * from `knownVersion` (the count is an uncorrelated subquery, evaluated only when CASE needs it), and is null
+ * otherwise; the admin row carries `version`.
  */
 export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
   const params = new SqlParams();
@@ -91,15 +88,19 @@ export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
   const where = whereClause(conditions);
   const orderBy = orderByClause(filter.sort, 'm.id');
   if (filter.memberId !== undefined) {
-    const sql = pageWithTotal(
-      params,
-      'FROM modules m',
-      where,
-      MODULE_COLUMNS,
-      orderBy,
-      filter.paging,
-      PAGE_JSON,
-    );
+    // One row, as for admins below: the member's total and the page's JSON texts joined in the page's order.
+    const sql = `SELECT total.n AS total, page.items
+  FROM (SELECT count(*) AS n FROM modules m ${where}) total
+  CROSS JOIN LATERAL (
+    SELECT coalesce(string_agg(${moduleJson('p')}, ','), '') AS items
+    FROM (
+      SELECT ${MODULE_COLUMNS}
+      FROM modules m
+      ${where}
+      ORDER BY ${orderBy}
+      LIMIT ${params.add(filter.paging.perPage)} OFFSET ${params.add(filter.paging.offset)}
+    ) p
+  ) page`;
     return { sql, params: params.values };
   }
   const total =
@@ -107,15 +108,20 @@ export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
       ? 's.total'
       : `CASE WHEN s.version = ${params.add(filter.knownVersion ?? -1)} THEN NULL
               ELSE (SELECT count(*) FROM modules m ${where}) END`;
-  const sql = `SELECT s.version, ${total} AS total, ${PAGE_JSON}
+  // One row: the page's JSON texts joined in the page's order (the aggregate reads the sorted subquery as it
+  // comes), so the driver parses one row of three fields instead of a row per module.
+  const sql = `SELECT s.version, ${total} AS total, page.items
   FROM module_stats s
-  LEFT JOIN LATERAL (
-    SELECT ${MODULE_COLUMNS}
-    FROM modules m
-    ${where}
-    ORDER BY ${orderBy}
-    LIMIT ${params.add(filter.paging.perPage)} OFFSET ${params.add(filter.paging.offset)}
-  ) page ON true`;
+  CROSS JOIN LATERAL (
+    SELECT coalesce(string_agg(${moduleJson('p')}, ','), '') AS items
+    FROM (
+      SELECT ${MODULE_COLUMNS}
+      FROM modules m
+      ${where}
+      ORDER BY ${orderBy}
+      LIMIT ${params.add(filter.paging.perPage)} OFFSET ${params.add(filter.paging.offset)}
+    ) p
+  ) page`;
   return { sql, params: params.values };
 }
 
