@@ -571,20 +571,24 @@ async function benchAtScale(serverUrl, dbName, mode, jwtSecret) {
     { ...mode, connections: CONNECTIONS },
     databaseUrl,
   );
-  const idpToken = await idpTokenTiming(
-    servers.service.url,
-    { local: tokens.member, idp: await idp.token(found.member.username) },
-    { ...mode, connections: CONNECTIONS },
-    databaseUrl,
-  );
+  // --routes measures those routes alone (a profile of one path): no IdP, bulk-delete or change-event scenario.
+  const extras = !ROUTE_FILTER;
+  const idpToken =
+    extras &&
+    (await idpTokenTiming(
+      servers.service.url,
+      { local: tokens.member, idp: await idp.token(found.member.username) },
+      { ...mode, connections: CONNECTIONS },
+      databaseUrl,
+    ));
   const rss = {
     service: await peakRssMiB(servers.service.pid),
     bare: await peakRssMiB(servers.bare.pid),
     // Where the service's memory is at the end of the load (MiB): V8's heap spaces and what lies outside them.
     serviceNow: await servers.service.ask('memory', 'memory'),
   };
-  const bulkDelete = await bulkDeleteTiming(servers, databaseUrl, tokens.admin);
-  const changeEvents = await changeEventTiming(servers, tokens.admin, mode, databaseUrl);
+  const bulkDelete = extras && (await bulkDeleteTiming(servers, databaseUrl, tokens.admin));
+  const changeEvents = extras && (await changeEventTiming(servers, tokens.admin, mode, databaseUrl));
   await servers.service.stop();
   await servers.bare.stop();
   return { seeded, found, rows, rss, bulkDelete, changeEvents, idpToken, serviceLog: servers.service.output };
@@ -945,28 +949,31 @@ function benchmarksMarkdown(report) {
             .join(', ')}), external ${r.peakRssMiB.serviceNow.external} MiB.`
         : ''),
     '',
-    `Bulk delete (\`DELETE /api/modules/bulk\`, one request) of ${r.bulkDelete.modules} modules, each with ` +
-      `${r.bulkDelete.rolesPerModule} role rows, an assignment and a 1 KiB file in storage, checked gone ` +
-      `afterwards: ${r.bulkDelete.rounds.join(' / ')} ms in ${r.bulkDelete.rounds.length} rounds, median ` +
-      `${r.bulkDelete.medianMs} ms (target ≤ 1 000 ms: ${r.bulkDelete.medianMs <= 1000 ? 'met' : 'not met'}).`,
-    '',
-    `Change events: \`POST /api/modules\` (admin, 8 connections, alternating rounds) with the module's ` +
-      `\`module.created\` event written in its transaction against the same create with the recorder switched ` +
-      `off in the service: ${r.changeEvents.with.rps.toFixed(0)} req/s (p50 ${r.changeEvents.with.p50.toFixed(1)} ms, ` +
-      `p99 ${r.changeEvents.with.p99.toFixed(1)} ms) against ${r.changeEvents.without.rps.toFixed(0)} req/s (p50 ` +
-      `${r.changeEvents.without.p50.toFixed(1)} ms, p99 ${r.changeEvents.without.p99.toFixed(1)} ms): ratio ` +
-      `${r.changeEvents.ratio.toFixed(2)}, p99 ratio ${r.changeEvents.p99Ratio.toFixed(2)} (target: within 10 %: ` +
-      `${r.changeEvents.ratio >= 0.9 ? 'met' : 'not met'}).`,
-    '',
-    `Single sign-on: \`${r.idpToken.route}\` on the service with the identity provider's access token (RS256, ` +
-      `docs/sso.md) against the service's own token, alternating rounds: ${r.idpToken.idp.rps.toFixed(0)} req/s ` +
-      `(p50 ${r.idpToken.idp.p50.toFixed(1)} ms, p99 ${r.idpToken.idp.p99.toFixed(1)} ms) against ` +
-      `${r.idpToken.local.rps.toFixed(0)} req/s (p50 ${r.idpToken.local.p50.toFixed(1)} ms, p99 ` +
-      `${r.idpToken.local.p99.toFixed(1)} ms): ratio ${r.idpToken.ratio.toFixed(2)}, p99 ratio ` +
-      `${r.idpToken.p99Ratio.toFixed(2)} (target: no slower than a local token after its first use, within ` +
-      `the noise of a shared machine).`,
-    '',
   ];
+  if (r.bulkDelete)
+    lines.push(
+      `Bulk delete (\`DELETE /api/modules/bulk\`, one request) of ${r.bulkDelete.modules} modules, each with ` +
+        `${r.bulkDelete.rolesPerModule} role rows, an assignment and a 1 KiB file in storage, checked gone ` +
+        `afterwards: ${r.bulkDelete.rounds.join(' / ')} ms in ${r.bulkDelete.rounds.length} rounds, median ` +
+        `${r.bulkDelete.medianMs} ms (target ≤ 1 000 ms: ${r.bulkDelete.medianMs <= 1000 ? 'met' : 'not met'}).`,
+      '',
+      `Change events: \`POST /api/modules\` (admin, 8 connections, alternating rounds) with the module's ` +
+        `\`module.created\` event written in its transaction against the same create with the recorder switched ` +
+        `off in the service: ${r.changeEvents.with.rps.toFixed(0)} req/s (p50 ${r.changeEvents.with.p50.toFixed(1)} ms, ` +
+        `p99 ${r.changeEvents.with.p99.toFixed(1)} ms) against ${r.changeEvents.without.rps.toFixed(0)} req/s (p50 ` +
+        `${r.changeEvents.without.p50.toFixed(1)} ms, p99 ${r.changeEvents.without.p99.toFixed(1)} ms): ratio ` +
+        `${r.changeEvents.ratio.toFixed(2)}, p99 ratio ${r.changeEvents.p99Ratio.toFixed(2)} (target: within 10 %: ` +
+        `${r.changeEvents.ratio >= 0.9 ? 'met' : 'not met'}).`,
+      '',
+      `Single sign-on: \`${r.idpToken.route}\` on the service with the identity provider's access token (RS256, ` +
+        `docs/sso.md) against the service's own token, alternating rounds: ${r.idpToken.idp.rps.toFixed(0)} req/s ` +
+        `(p50 ${r.idpToken.idp.p50.toFixed(1)} ms, p99 ${r.idpToken.idp.p99.toFixed(1)} ms) against ` +
+        `${r.idpToken.local.rps.toFixed(0)} req/s (p50 ${r.idpToken.local.p50.toFixed(1)} ms, p99 ` +
+        `${r.idpToken.local.p99.toFixed(1)} ms): ratio ${r.idpToken.ratio.toFixed(2)}, p99 ratio ` +
+        `${r.idpToken.p99Ratio.toFixed(2)} (target: no slower than a local token after its first use, within ` +
+        `the noise of a shared machine).`,
+      '',
+    );
   if (r.curve.length > 0) {
     lines.push(
       '## Search latency by number of modules',

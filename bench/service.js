@@ -48,6 +48,11 @@ process.on('message', (message) => {
 
 // Where the resident memory is (bench/README.md, "Memory"): the process's figures and V8's heap spaces.
 process.on('message', (message) => {
+  if (message === 'heap-snapshot') {
+    // A V8 heap snapshot for bench/heap-summary.js (written in the working directory).
+    process.send({ snapshot: v8.writeHeapSnapshot() });
+    return;
+  }
   if (message !== 'memory') return;
   const spaces = Object.fromEntries(
     v8
