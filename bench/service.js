@@ -5,8 +5,10 @@
 import 'reflect-metadata';
 import process from 'node:process';
 import { setTimeout } from 'node:timers';
+import v8 from 'node:v8';
 import { loadConfig } from '../dist/src/config/app-config.js';
 import { startService } from '../dist/src/app.js';
+import { ChangeEventsService } from '../dist/src/events/change-events.service.js';
 
 const config = { ...loadConfig(process.env), port: 0, host: '127.0.0.1' };
 const service = await startService(config);
@@ -33,6 +35,34 @@ process.on('message', (message) => {
       process.send({ rss: process.memoryUsage().rss });
     }, 1000);
   }
+});
+// The change-event scenario (bench/run.js): module creates with their events written, and with the recorder
+// switched off in this process, to measure what writing an event costs a write.
+const events = service.app.get(ChangeEventsService);
+const record = events.record;
+process.on('message', (message) => {
+  if (message !== 'events:off' && message !== 'events:on') return;
+  events.record = message === 'events:off' ? () => Promise.resolve() : record;
+  process.send({ events: message });
+});
+
+// Where the resident memory is (bench/README.md, "Memory"): the process's figures and V8's heap spaces.
+process.on('message', (message) => {
+  if (message === 'heap-snapshot') {
+    // A V8 heap snapshot for bench/heap-summary.js (written in the working directory).
+    process.send({ snapshot: v8.writeHeapSnapshot() });
+    return;
+  }
+  if (message !== 'memory') return;
+  const spaces = Object.fromEntries(
+    v8
+      .getHeapSpaceStatistics()
+      .map((space) => [space.space_name, Math.round(space.physical_space_size / 1048576)]),
+  );
+  const usage = Object.fromEntries(
+    Object.entries(process.memoryUsage()).map(([key, value]) => [key, Math.round(value / 1048576)]),
+  );
+  process.send({ memory: { ...usage, spaces } });
 });
 process.on('disconnect', () => void stop(1));
 process.send({ url: service.url });

@@ -1,4 +1,6 @@
+import { jest } from '@jest/globals';
 import jwt from 'jsonwebtoken';
+import { Clock } from '../src/core/clock.js';
 import { startTestApp, useTestApp } from './support/app.js';
 import { client } from './support/http.js';
 import { DEFAULT_PASSWORD, makeUser, tokenFor, unsignedToken, type UserRow } from './support/factories.js';
@@ -12,6 +14,14 @@ describe('authentication (docs/api.md §2)', () => {
     await app.reset();
     user = await makeUser(app.dataSource, { username: 'Jane.Doe' });
   });
+  afterEach(() => jest.restoreAllMocks());
+
+  /** Moves the service's clock (its token and user caches) forward, instead of waiting for them to expire. */
+  const advanceClock = (ms: number) => {
+    const clock = app.service.app.get(Clock);
+    const now = clock.now.bind(clock);
+    jest.spyOn(clock, 'now').mockImplementation(() => now() + ms);
+  };
 
   describe('POST /api/auth/login', () => {
     it('signs in case-insensitively and returns an HS256 token with sub, admin, iat and exp', async () => {
@@ -230,8 +240,8 @@ describe('authentication (docs/api.md §2)', () => {
       const token = tokenFor(user);
       expect((await api.get('/api/auth/me', { token })).status).toBe(200);
       await app.dataSource.query('DELETE FROM users WHERE id = $1', [user.id]);
-      // The user check may be cached for up to 5 seconds.
-      await new Promise((resolve) => setTimeout(resolve, 5100));
+      // The user check may be cached for up to USER_CACHE_TTL_MS (5 s): let that much pass on the service's clock.
+      advanceClock(app.config.userCacheTtlMs);
       const res = await api.get('/api/auth/me', { token });
       expect(res.status).toBe(401);
       expect(res.body.message).toBe('Invalid or expired token');
@@ -241,7 +251,8 @@ describe('authentication (docs/api.md §2)', () => {
       const token = tokenFor(user, { expiresIn: 2 });
       expect((await api.get('/api/auth/me', { token })).status).toBe(200);
       expect((await api.get('/api/auth/me', { token })).status).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 3000 - (Date.now() % 1000)));
+      // Past its expiry on the service's clock (exp is in whole seconds).
+      advanceClock(3000);
       const res = await api.get('/api/auth/me', { token });
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ success: false, data: null, message: 'Invalid or expired token' });

@@ -15,6 +15,7 @@ import { LoginThrottle, MemoryLoginThrottle } from './login-throttle.js';
 import { RedisLoginThrottle } from './login-throttle-redis.js';
 import { REDIS } from '../redis/redis.module.js';
 import { type Redis } from 'ioredis';
+import { RememberedBearer } from '../core/remembered-bearer.js';
 import { LoginThrottleGuard } from './login-throttle.guard.js';
 import { PasswordLoginGuard } from './password-login.guard.js';
 import { SsoIdentities } from './sso-identities.js';
@@ -42,6 +43,8 @@ import { EventsModule } from '../events/events.module.js';
     AuthService,
     AdminBootstrap,
     JwtStrategy,
+    // The JWT guard (core/) answers remembered tokens through the strategy without passport's per-request context.
+    { provide: RememberedBearer, useExisting: JwtStrategy },
     {
       provide: LoginThrottle,
       inject: [REDIS, APP_CONFIG],

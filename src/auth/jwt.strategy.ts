@@ -1,11 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { type IncomingHttpHeaders } from 'node:http';
+import { LRUCache } from 'lru-cache';
 import { Strategy } from 'passport-jwt';
 import { APP_CONFIG } from '../config/config.module.js';
 import { type AppConfig } from '../config/app-config.js';
+import { Clock } from '../core/clock.js';
 import { type AuthUser } from '../core/decorators.js';
 import { InvalidToken } from '../core/errors.js';
+import { type BearerRequest, type RememberedBearer } from '../core/remembered-bearer.js';
 import { bearerToken } from './bearer-token.js';
 import { IDP_CLOCK_TOLERANCE_S, IdpTokens } from './idp-tokens.js';
 import { jwtKey } from './jwt-key.js';
@@ -19,20 +22,13 @@ interface Claims {
   exp?: unknown;
 }
 
-/** Tokens whose signature and claims were verified, at most this many (the oldest is dropped first). */
+/** Tokens whose signature and claims were verified, at most this many (the least recently used is dropped). */
 const VERIFIED_TOKENS_MAX = 10_000;
 
 /** A verified IdP token: the local user it speaks for, and until when (seconds, clock tolerance included). */
 interface IdpGrant {
   userId: number;
   until: number;
-}
-
-/** What the strategy reads of the request passport hands it (Fastify's request). */
-interface StrategyRequest {
-  headers: IncomingHttpHeaders;
-  id?: string;
-  ip?: string;
 }
 
 /** The passport strategy's own calls on the per-request object passport makes for it. */
@@ -44,14 +40,18 @@ interface StrategyCalls {
 /**
  * The one bearer strategy: a token whose unverified `iss` is OIDC_ISSUER is an IdP token (jose, the IdP's keys,
  * then the local user it names); every other token is the service's own HS256 token (passport-jwt).
+ *
+ * A token verified before is remembered, and the JWT guard asks {@link remembered} first, so a client's
+ * every-request token skips passport's per-request context (core/remembered-bearer.ts).
  */
 @Injectable()
-export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
+export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') implements RememberedBearer {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly access: UserAccessCache,
     private readonly idp: IdpTokens,
     private readonly identities: SsoIdentities,
+    private readonly clock: Clock,
   ) {
     super({
       jwtFromRequest: bearerToken,
@@ -69,58 +69,72 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
    * signature included, so only the exact bytes verified before can hit; expiry is checked again on each hit,
    * and the user re-check (deleted, demoted, password changed) runs on every request as before.
    */
-  private readonly verified = new Map<string, Claims>();
+  private readonly verified = new LRUCache<string, Claims>({ max: VERIFIED_TOKENS_MAX });
 
   /** Verified IdP tokens, remembered under the same rules (whole token as key, expiry re-checked, user re-checked). */
-  private readonly idpGrants = new Map<string, IdpGrant>();
+  private readonly idpGrants = new LRUCache<string, IdpGrant>({ max: VERIFIED_TOKENS_MAX });
 
-  override authenticate(request: Parameters<Strategy['authenticate']>[0], options?: unknown): void {
-    const token = bearerToken(request);
-    if (token !== null && this.idp.enabled && !this.verified.has(token)) {
-      const grant = this.idpGrants.get(token);
-      if (grant !== undefined || this.idp.claimsIdpIssuer(token)) {
-        const calls = this as unknown as StrategyCalls;
-        this.authenticateIdp(token, grant, request as StrategyRequest).then(
-          (user) => calls.success(user),
-          (error: unknown) => calls.error(error),
-        );
-        return;
-      }
-    }
-    const claims = token === null ? undefined : this.verified.get(token);
-    const unexpired = typeof claims?.exp !== 'number' || Math.floor(Date.now() / 1000) < claims.exp;
-    if (claims === undefined || !unexpired) {
-      // Unknown or expired: passport-jwt verifies it (and reports the expiry).
-      if (token !== null) this.verified.delete(token);
-      super.authenticate(request, options);
-      return;
-    }
-    const calls = this as unknown as StrategyCalls;
-    this.validate(request, claims).then(
-      (user) => calls.success(user),
-      (error: unknown) => calls.error(error),
-    );
+  private nowSeconds(): number {
+    return Math.floor(this.clock.now() / 1000);
   }
 
-  private async authenticateIdp(
-    token: string,
-    remembered: IdpGrant | undefined,
-    request: StrategyRequest,
-  ): Promise<AuthUser> {
-    let grant = remembered;
-    if (grant === undefined || Math.floor(Date.now() / 1000) >= grant.until) {
-      this.idpGrants.delete(token);
-      const claims = await this.idp.verify(token);
-      const userId = await this.identities.userIdFor(claims, {
-        actorId: null,
-        requestId: request.id ?? null,
-        clientIp: request.ip ?? null,
-      });
-      grant = { userId, until: claims.exp + IDP_CLOCK_TOLERANCE_S };
-      if (this.idpGrants.size >= VERIFIED_TOKENS_MAX)
-        this.idpGrants.delete(this.idpGrants.keys().next().value!);
-      this.idpGrants.set(token, grant);
+  /**
+   * The caller of a request whose token was verified before (core/remembered-bearer.ts), or undefined: no token,
+   * an unknown one, or an IdP token whose grant ran out (verified afresh through passport).
+   */
+  remembered(request: BearerRequest): Promise<AuthUser> | undefined {
+    const token = bearerToken(request);
+    if (token === null) return undefined;
+    const claims = this.verified.get(token);
+    if (claims !== undefined) {
+      if (typeof claims.exp === 'number' && this.nowSeconds() >= claims.exp) {
+        // What passport-jwt answers for an expired token (jsonwebtoken's TokenExpiredError): 401.
+        this.verified.delete(token);
+        return Promise.reject(new InvalidToken());
+      }
+      return this.validate(request, claims);
     }
+    const grant = this.idp.enabled ? this.idpGrants.get(token) : undefined;
+    if (grant !== undefined && this.nowSeconds() < grant.until) return this.idpUser(grant);
+    return undefined;
+  }
+
+  override authenticate(request: Parameters<Strategy['authenticate']>[0], options?: unknown): void {
+    const calls = this as unknown as StrategyCalls;
+    const answer = this.remembered(request as BearerRequest);
+    if (answer !== undefined) {
+      answer.then(
+        (user) => calls.success(user),
+        (error: unknown) => calls.error(error),
+      );
+      return;
+    }
+    const token = bearerToken(request);
+    if (token !== null && this.idp.enabled && this.idp.claimsIdpIssuer(token)) {
+      this.authenticateIdp(token, request as BearerRequest).then(
+        (user) => calls.success(user),
+        (error: unknown) => calls.error(error),
+      );
+      return;
+    }
+    // Unknown: passport-jwt verifies it (and reports a missing token or an expiry).
+    super.authenticate(request, options);
+  }
+
+  private async authenticateIdp(token: string, request: BearerRequest): Promise<AuthUser> {
+    this.idpGrants.delete(token);
+    const claims = await this.idp.verify(token);
+    const userId = await this.identities.userIdFor(claims, {
+      actorId: null,
+      requestId: request.id ?? null,
+      clientIp: request.ip ?? null,
+    });
+    const grant = { userId, until: claims.exp + IDP_CLOCK_TOLERANCE_S };
+    this.idpGrants.set(token, grant);
+    return this.idpUser(grant);
+  }
+
+  private async idpUser(grant: IdpGrant): Promise<AuthUser> {
     // Rights come from the local user alone; a password change here does not end the IdP's sessions.
     const user = await this.access.get(grant.userId);
     if (!user) throw new InvalidToken();
@@ -128,12 +142,9 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   }
 
   async validate(request: { headers: IncomingHttpHeaders }, claims: Claims): Promise<AuthUser> {
-    // Only reached for a token passport-jwt verified, or one it verified before (authenticate above).
+    // Only reached for a token passport-jwt verified, or one it verified before (remembered above).
     const token = bearerToken(request);
-    if (token !== null && !this.verified.has(token)) {
-      if (this.verified.size >= VERIFIED_TOKENS_MAX) this.verified.delete(this.verified.keys().next().value!);
-      this.verified.set(token, claims);
-    }
+    if (token !== null && !this.verified.has(token)) this.verified.set(token, claims);
     const { sub, admin, iat } = claims;
     if (
       !Number.isSafeInteger(sub) ||

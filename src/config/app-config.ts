@@ -58,6 +58,8 @@ export interface AppConfig {
   passwordLogin: boolean;
   /** Set: tokens of this OpenID Connect provider are accepted beside the service's own (docs/sso.md). */
   oidc: OidcSettings | undefined;
+  /** How long a replica may reuse its per-request read of a token's user (exists, admin, password change); 0: never. */
+  userCacheTtlMs: number;
 }
 
 /** Single sign-on: this service as a resource server of the university's identity provider. */
@@ -362,6 +364,7 @@ export function loadConfig(env: Env): AppConfig {
     },
     passwordLogin: bool(env, 'PASSWORD_LOGIN', true),
     oidc: loadOidcSettings(env),
+    userCacheTtlMs: int(env, 'USER_CACHE_TTL_MS', 5000, 0, 5000),
   };
 }
 

@@ -1,7 +1,8 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { type AuthUser, IS_ADMIN_ONLY } from './decorators.js';
+import { type AuthUser } from './decorators.js';
 import { PermissionDenied } from './errors.js';
+import { routeMetadata } from './route-metadata.js';
 
 /** Global, after the JWT guard: routes marked `@AdminOnly()` need an administrator. */
 @Injectable()
@@ -9,11 +10,7 @@ export class AdminGuard implements CanActivate {
   constructor(private readonly reflector: Reflector) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const adminOnly = this.reflector.getAllAndOverride<boolean | undefined>(IS_ADMIN_ONLY, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
-    if (!adminOnly) return true;
+    if (!routeMetadata(this.reflector, context).adminOnly) return true;
     const user = context.switchToHttp().getRequest<{ user?: AuthUser }>().user;
     if (!user?.admin) throw new PermissionDenied();
     return true;

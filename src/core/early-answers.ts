@@ -46,8 +46,12 @@ export function drainEarlyAnswers(fastify: FastifyInstance): void {
   fastify.server.prependListener('request', (message: IncomingMessage) => {
     readAtHead.set(message, message.socket.bytesRead);
   });
-  fastify.addHook('onSend', async (request, reply) => {
-    if (!bodyUnread(request.raw)) return;
+  // A callback hook: an async one costs a promise per request, and nearly every request has no body left.
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    if (!bodyUnread(request.raw)) {
+      done(null, payload);
+      return;
+    }
     if (!drainable(request.raw)) {
       // The connection ends after this answer: say so, so that no client sends another request on it. Node
       // would close it at once and reset a client still writing; a gentle close takes its place.
@@ -57,6 +61,7 @@ export function drainEarlyAnswers(fastify: FastifyInstance): void {
       // Fastify's body parser asks for a close on its errors; the drain below replaces that close.
       reply.removeHeader('connection');
     }
+    done(null, payload);
   });
   fastify.addHook('onResponse', (request, reply, done) => {
     if (bodyUnread(request.raw)) discardRest(request.raw, reply.getHeader('connection') !== 'close');

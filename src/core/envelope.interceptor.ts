@@ -7,10 +7,11 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { type FastifyReply } from 'fastify';
-import { catchError, map, type Observable, throwError } from 'rxjs';
-import { AppError, INTERNAL_ERROR_MESSAGE, InternalFailure } from './errors.js';
-import { FAILURE_MESSAGE, RESPONSE_MESSAGE, WithMessage } from './decorators.js';
+import { Observable } from 'rxjs';
+import { AppError, InternalFailure } from './errors.js';
+import { WithMessage } from './decorators.js';
 import { JsonText } from './json-text.js';
+import { routeMetadata } from './route-metadata.js';
 
 export interface Envelope<T = unknown> {
   success: boolean;
@@ -18,37 +19,59 @@ export interface Envelope<T = unknown> {
   message: string;
 }
 
+/** The envelope's `,"message":…}` tail of a JSON text answer, per message (a route has one). */
+const tails = new Map<string, string>();
+function tail(message: string): string {
+  let text = tails.get(message);
+  if (text === undefined) tails.set(message, (text = `,"message":${JSON.stringify(message)}}`));
+  return text;
+}
+
 /**
  * Wraps every handler result as `{ success: true, data, message }` and turns an unexpected error
  * (a database failure) into the route's 500 message; files pass through untouched, and JSON text (JsonText) is
  * wrapped as text.
+ *
+ * One subscriber does the mapping and the error translation: rxjs' `map` and `catchError` would add two
+ * operator subscribers (and their subscriptions) per request.
  */
 @Injectable()
 export class EnvelopeInterceptor implements NestInterceptor {
   constructor(private readonly reflector: Reflector) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const handler = context.getHandler();
-    const message = this.reflector.get<string | undefined>(RESPONSE_MESSAGE, handler) ?? 'OK';
-    const failure =
-      this.reflector.get<string | undefined>(FAILURE_MESSAGE, handler) ?? INTERNAL_ERROR_MESSAGE;
-    return next.handle().pipe(
-      map((result: unknown) => {
-        if (result instanceof StreamableFile) return result;
-        if (result instanceof JsonText) {
-          // Fastify sends a string with a JSON content type as it is.
-          context.switchToHttp().getResponse<FastifyReply>().type('application/json; charset=utf-8');
-          return `{"success":true,"data":${result.json},"message":${JSON.stringify(message)}}`;
-        }
-        if (result instanceof WithMessage) {
-          const { data, message: custom } = result as WithMessage<unknown>;
-          return { success: true, data: data ?? null, message: custom };
-        }
-        return { success: true, data: result ?? null, message };
+    const { message, failure } = routeMetadata(this.reflector, context);
+    const handled = next.handle();
+    return new Observable((subscriber) =>
+      handled.subscribe({
+        next: (result: unknown) => {
+          let wrapped: unknown;
+          try {
+            wrapped = wrap(result, message, context);
+          } catch (error) {
+            subscriber.error(error instanceof AppError ? error : new InternalFailure(failure, error));
+            return;
+          }
+          subscriber.next(wrapped);
+        },
+        error: (error: unknown) =>
+          subscriber.error(error instanceof AppError ? error : new InternalFailure(failure, error)),
+        complete: () => subscriber.complete(),
       }),
-      catchError((error: unknown) =>
-        throwError(() => (error instanceof AppError ? error : new InternalFailure(failure, error))),
-      ),
     );
   }
+}
+
+function wrap(result: unknown, message: string, context: ExecutionContext): unknown {
+  if (result instanceof StreamableFile) return result;
+  if (result instanceof JsonText) {
+    // Fastify sends a string with a JSON content type as it is.
+    context.switchToHttp().getResponse<FastifyReply>().type('application/json; charset=utf-8');
+    return `{"success":true,"data":${result.json}${tail(message)}`;
+  }
+  if (result instanceof WithMessage) {
+    const { data, message: custom } = result as WithMessage<unknown>;
+    return { success: true, data: data ?? null, message: custom };
+  }
+  return { success: true, data: result ?? null, message };
 }

@@ -1,23 +1,57 @@
-import { type ExecutionContext, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { type ExecutionContext, Injectable, type OnModuleInit } from '@nestjs/common';
+import { ModuleRef, Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
-import { type FastifyReply, type FastifyRequest } from 'fastify';
-import { type AuthUser, IS_PUBLIC } from './decorators.js';
+import { type FastifyRequest } from 'fastify';
+import { type AuthUser } from './decorators.js';
 import { AppError, AuthenticationRequired, InvalidToken } from './errors.js';
+import { RememberedBearer } from './remembered-bearer.js';
+import { routeMetadata } from './route-metadata.js';
 
-/** Global: every route needs a valid bearer token unless marked `@Public()`. */
+/** What passport (through @nestjs/passport) leaves on an authenticated request, and the fast path too. */
+type AuthenticatedRequest = FastifyRequest & { user?: AuthUser; authInfo?: unknown };
+
+/**
+ * Global: every route needs a valid bearer token unless marked `@Public()`.
+ *
+ * A token the strategy verified before (a client sends the same one with every request) is answered by the
+ * strategy directly ({@link RememberedBearer}): passport's per-request context (an authenticate closure, a
+ * strategy object with five callbacks, four methods added to the request, two promises) costs more than the
+ * check itself. Any other token, and a missing one, goes through passport as before; both paths end in
+ * {@link handleRequest}, so the answers are the same.
+ */
 @Injectable()
-export class JwtAuthGuard extends AuthGuard('jwt') {
-  constructor(private readonly reflector: Reflector) {
+export class JwtAuthGuard extends AuthGuard('jwt') implements OnModuleInit {
+  private bearer: RememberedBearer | undefined;
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly moduleRef: ModuleRef,
+  ) {
     super();
   }
 
-  override canActivate(context: ExecutionContext) {
-    const isPublic = this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
-    return isPublic ? true : super.canActivate(context);
+  onModuleInit(): void {
+    try {
+      this.bearer = this.moduleRef.get(RememberedBearer, { strict: false });
+    } catch {
+      // No strategy remembers tokens (an application without auth/): passport checks every request.
+      this.bearer = undefined;
+    }
+  }
+
+  override canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+    if (routeMetadata(this.reflector, context).isPublic) return true;
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const remembered = this.bearer?.remembered(request);
+    if (remembered === undefined) return super.canActivate(context) as Promise<boolean>;
+    return remembered.then(
+      (user) => {
+        request.authInfo = undefined;
+        request.user = this.handleRequest(null, user, undefined, context);
+        return true;
+      },
+      (error: unknown) => this.handleRequest(error, false, undefined, context),
+    );
   }
 
   override handleRequest<T = AuthUser>(
@@ -33,11 +67,13 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
       const missing = info instanceof Error && info.message === 'No auth token';
       throw missing ? new AuthenticationRequired() : new InvalidToken();
     }
-    // Every later log line of this request (errors, the completion line) names the caller.
-    const http = context.switchToHttp();
-    const request = http.getRequest<FastifyRequest>();
-    request.log = request.log.child({ userId: (user as unknown as AuthUser).id });
-    http.getResponse<FastifyReply>().log = request.log;
+    // Every later log line of this request (errors, the completion line) names the caller. Fastify gives each
+    // request a child logger of its own (bound to its request id; reply.log is the same object), so the binding
+    // is added to it in place: a grandchild per request would copy the logger and re-serialise its bindings.
+    const log = context.switchToHttp().getRequest<FastifyRequest>().log as FastifyRequest['log'] & {
+      setBindings?: (bindings: Record<string, unknown>) => void;
+    };
+    log.setBindings?.({ userId: (user as unknown as AuthUser).id });
     return user;
   }
 }

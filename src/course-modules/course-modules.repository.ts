@@ -7,8 +7,6 @@ import {
   containsPattern,
   isoTimestampText,
   orderByClause,
-  type Page,
-  pageWithTotal,
   type PageRow,
   SqlParams,
   type SqlQuery,
@@ -41,15 +39,27 @@ export const moduleJson = (row: string) => `(SELECT row_to_json(x)::text FROM (
     SELECT ${row}.id, ${row}.code, ${row}.year, ${row}.description, ${row}.credits,
            ${isoTimestampText(`${row}."createdAt"`)} AS created_at, ${isoTimestampText(`${row}."updatedAt"`)} AS updated_at) x)`;
 
-/** What a list row carries of its page: the id (null when the page is empty) and the Module's JSON text. */
-const PAGE_JSON = `page.id, ${moduleJson('page')} AS json`;
+/**
+ * The page's Module JSON texts joined by commas, in the page's order (the aggregate reads the sorted, limited
+ * subquery as it comes), so the driver parses one row instead of a row per module.
+ */
+const pageItems = (where: string, orderBy: string, limit: string, offset: string) => `CROSS JOIN LATERAL (
+    SELECT coalesce(string_agg(${moduleJson('p')}, ','), '') AS items
+    FROM (
+      SELECT ${MODULE_COLUMNS}
+      FROM modules m
+      ${where}
+      ORDER BY ${orderBy}
+      LIMIT ${limit} OFFSET ${offset}
+    ) p
+  ) page`;
 
 /**
- * Non-admins: the page and the count of their own modules (a few rows each), with `pageWithTotal`. Admins:
- * the page, an index walk, beside `module_stats`: the unfiltered total is its `total`; a filtered one is
- * counted only when `version` differs from `knownVersion` (the count is an uncorrelated subquery, evaluated
- * only when CASE needs it), and is null otherwise. Every admin row carries `version`. Each row carries the
- * module's `id` and its JSON text (`json`).
+ * One row: `total`, and `items`, the page's Module JSON texts joined by commas in the page's order.
+ * Non-admins: the page and the count of their own modules (a few rows each). Admins: the page, an index walk,
+ * beside `module_stats`: the unfiltered total is its `total`; a filtered one is counted only when `version`
+ * differs from `knownVersion` (the count is an uncorrelated subquery, evaluated only when CASE needs it), and
+ * is null otherwise; the admin row carries `version`.
  */
 export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
   const params = new SqlParams();
@@ -68,15 +78,11 @@ export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
   const where = whereClause(conditions);
   const orderBy = orderByClause(filter.sort, 'm.id');
   if (filter.memberId !== undefined) {
-    const sql = pageWithTotal(
-      params,
-      'FROM modules m',
-      where,
-      MODULE_COLUMNS,
-      orderBy,
-      filter.paging,
-      PAGE_JSON,
-    );
+    const limit = params.add(filter.paging.perPage);
+    const offset = params.add(filter.paging.offset);
+    const sql = `SELECT total.n AS total, page.items
+  FROM (SELECT count(*) AS n FROM modules m ${where}) total
+  ${pageItems(where, orderBy, limit, offset)}`;
     return { sql, params: params.values };
   }
   const total =
@@ -84,15 +90,11 @@ export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
       ? 's.total'
       : `CASE WHEN s.version = ${params.add(filter.knownVersion ?? -1)} THEN NULL
               ELSE (SELECT count(*) FROM modules m ${where}) END`;
-  const sql = `SELECT s.version, ${total} AS total, ${PAGE_JSON}
+  const limit = params.add(filter.paging.perPage);
+  const offset = params.add(filter.paging.offset);
+  const sql = `SELECT s.version, ${total} AS total, page.items
   FROM module_stats s
-  LEFT JOIN LATERAL (
-    SELECT ${MODULE_COLUMNS}
-    FROM modules m
-    ${where}
-    ORDER BY ${orderBy}
-    LIMIT ${params.add(filter.paging.perPage)} OFFSET ${params.add(filter.paging.offset)}
-  ) page ON true`;
+  ${pageItems(where, orderBy, limit, offset)}`;
   return { sql, params: params.values };
 }
 
@@ -178,20 +180,24 @@ export class CourseModulesRepository {
   /**
    * One page of the list and the number of all matches, in one statement (a prepared one). For admins the
    * total is null when `knownVersion` is still `module_stats`' version (nothing was counted), and `version`
-   * is that version. Each item is the Module's JSON text, built by PostgreSQL.
+   * is that version. `modulesJson` is the page's Modules as JSON texts built by PostgreSQL, comma-joined in the
+   * page's order (empty for an empty page).
    */
   async page(
     filter: ModuleListFilter,
-  ): Promise<Omit<Page<string>, 'total'> & { total: number | null; version?: number }> {
+  ): Promise<{ modulesJson: string; total: number | null; version?: number }> {
     const { sql, params } = moduleListQuery(filter);
-    const rows = await preparedQuery<
-      PageRow<{ id: string | null; json: string }> & { version?: number | string }
-    >(this.modules.manager.connection, sql, params, { name: filter.sort.length <= 1 });
-    const first = rows[0];
+    const rows = await preparedQuery<PageRow<{ items: string }> & { version?: number | string }>(
+      this.modules.manager.connection,
+      sql,
+      params,
+      { name: filter.sort.length <= 1 },
+    );
+    const [row] = rows;
     return {
-      items: rows.filter((row) => row.id !== null).map((row) => row.json),
-      total: first === undefined ? 0 : first.total === null ? null : Number(first.total),
-      version: first?.version === undefined ? undefined : Number(first.version),
+      modulesJson: row?.items ?? '',
+      total: row === undefined ? 0 : row.total === null ? null : Number(row.total),
+      version: row?.version === undefined ? undefined : Number(row.version),
     };
   }
 

@@ -79,14 +79,14 @@ export class CourseModulesService {
     const memberId = viewer.admin ? undefined : viewer.id;
     const key = totalsKey({ ...filter, memberId });
     const known = key === undefined ? undefined : this.totals.get(key);
-    const { items, total, version } = await this.modules.page({
+    const { modulesJson, total, version } = await this.modules.page({
       ...filter,
       memberId,
       knownVersion: known?.version,
     });
     if (key !== undefined && total !== null && version !== undefined)
       this.totals.set(key, { version, total });
-    return moduleListJson(items, filter.paging, total ?? known?.total ?? 0);
+    return moduleListJson(modulesJson, filter.paging, total ?? known?.total ?? 0);
   }
 
   async mine(userId: number): Promise<JsonText<MyModules>> {

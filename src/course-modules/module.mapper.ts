@@ -79,14 +79,13 @@ export interface ModuleList {
   total: number;
 }
 
-/** A page of `GET /api/modules` as JSON text: the modules are JSON text from PostgreSQL, the rest integers. */
-export function moduleListJson(
-  modules: readonly string[],
-  paging: Paging,
-  total: number,
-): JsonText<ModuleList> {
+/**
+ * A page of `GET /api/modules` as JSON text: the modules are comma-joined JSON texts from PostgreSQL, the rest
+ * integers.
+ */
+export function moduleListJson(modulesJson: string, paging: Paging, total: number): JsonText<ModuleList> {
   return new JsonText(
-    `{"modules":[${modules.join(',')}],"page":${paging.page},"per_page":${paging.perPage},"total":${total}}`,
+    `{"modules":[${modulesJson}],"page":${paging.page},"per_page":${paging.perPage},"total":${total}}`,
   );
 }
 

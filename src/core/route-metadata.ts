@@ -1,0 +1,36 @@
+import { type ExecutionContext } from '@nestjs/common';
+import { type Reflector } from '@nestjs/core';
+import { FAILURE_MESSAGE, IS_ADMIN_ONLY, IS_PUBLIC, RESPONSE_MESSAGE } from './decorators.js';
+import { INTERNAL_ERROR_MESSAGE } from './errors.js';
+
+/** What the guards and the envelope read of a route's decorators. */
+export interface RouteMetadata {
+  isPublic: boolean;
+  adminOnly: boolean;
+  /** The envelope's message of a success. */
+  message: string;
+  /** The 500 message of an unexpected failure. */
+  failure: string;
+}
+
+/**
+ * Decorators are fixed once the application is built, so each handler's metadata is read once (four
+ * `Reflect.getMetadata` walks per request otherwise, two of them over the handler and its class).
+ */
+const byHandler = new WeakMap<object, RouteMetadata>();
+
+export function routeMetadata(reflector: Reflector, context: ExecutionContext): RouteMetadata {
+  const handler = context.getHandler();
+  let metadata = byHandler.get(handler);
+  if (metadata === undefined) {
+    const targets = [handler, context.getClass()];
+    metadata = {
+      isPublic: reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, targets) === true,
+      adminOnly: reflector.getAllAndOverride<boolean | undefined>(IS_ADMIN_ONLY, targets) === true,
+      message: reflector.get<string | undefined>(RESPONSE_MESSAGE, handler) ?? 'OK',
+      failure: reflector.get<string | undefined>(FAILURE_MESSAGE, handler) ?? INTERNAL_ERROR_MESSAGE,
+    };
+    byHandler.set(handler, metadata);
+  }
+  return metadata;
+}
