@@ -8,7 +8,7 @@ WORKDIR /app
 ENV SCARF_ANALYTICS=false
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
+COPY tsconfig.json tsconfig.build.json nest-cli.json ormconfig.ts ./
 COPY src ./src
 RUN npm run build
 
