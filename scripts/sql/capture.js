@@ -45,7 +45,6 @@ export function installCapture() {
   /** @this {pg.Client} @param {unknown[]} args */
   pg.Client.prototype.query = function (...args) {
     if (recording !== undefined) recording.push(describe(args[0], args[1]));
-    // eslint-disable-next-line @typescript-eslint/no-unsafe-return -- whatever pg's query returns
     return Reflect.apply(originalQuery, this, args);
   };
 }
