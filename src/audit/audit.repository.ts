@@ -6,7 +6,7 @@ import { pageWithTotal, type PageRow, SqlParams, splitPage, whereClause } from '
 import { type AuditAction, type AuditTargetType } from './audit-actions.js';
 
 /** A row to insert; `at` is the database's clock (the change's transaction time). */
-export interface NewAuditEvent {
+interface NewAuditEvent {
   actorId: number | null;
   action: AuditAction;
   targetType: AuditTargetType | null;

@@ -5,7 +5,7 @@ import { type AppConfig, type OidcSettings } from '../config/app-config.js';
 import { InvalidToken } from '../core/errors.js';
 
 /** Asymmetric algorithms only: an HS256 token "signed" with the IdP's public key is refused (docs/sso.md). */
-export const IDP_ALGORITHMS = [
+const IDP_ALGORITHMS = [
   'RS256',
   'RS384',
   'RS512',
@@ -25,7 +25,7 @@ export const IDP_CLOCK_TOLERANCE_S = 60;
 const FETCH_TIMEOUT_MS = 5000;
 
 /** What the service uses of the IdP's discovery document. */
-export interface IdpEndpoints {
+interface IdpEndpoints {
   authorizationEndpoint: string;
   tokenEndpoint: string;
   jwksUri: string;

@@ -1,12 +1,12 @@
 import { type FastifyInstance } from 'fastify';
 
 /** Deeper than any body the API takes (a bulk user list is 3 levels). */
-export const JSON_MAX_DEPTH = 32;
+const JSON_MAX_DEPTH = 32;
 /** Values (object members and array elements) in one body: 500 users × 4 fields, or 1000 ids, fit easily. */
-export const JSON_MAX_VALUES = 20_000;
+const JSON_MAX_VALUES = 20_000;
 
 /** Whether a parsed JSON value stays within the depth and size bounds; iterative, so no recursion limit. */
-export function withinJsonBounds(body: unknown): boolean {
+function withinJsonBounds(body: unknown): boolean {
   const stack: [unknown, number][] = [[body, 1]];
   let values = 0;
   while (stack.length > 0) {

@@ -7,11 +7,11 @@ import { type FastifyInstance } from 'fastify';
  * stays usable: any body the service would accept (a 2 MiB avatar with its multipart framing, a 1 MiB JSON
  * body) fits with room to spare.
  */
-export const EARLY_ANSWER_DRAIN_BYTES = 4 * 1_048_576;
+const EARLY_ANSWER_DRAIN_BYTES = 4 * 1_048_576;
 /** How long a client may take to send that much after the answer before the connection is closed. */
-export const EARLY_ANSWER_DRAIN_MS = 5_000;
+const EARLY_ANSWER_DRAIN_MS = 5_000;
 /** After the server half-closes, how long it keeps reading so that its close is not a reset. */
-export const EARLY_ANSWER_LINGER_MS = 2_000;
+const EARLY_ANSWER_LINGER_MS = 2_000;
 
 /**
  * The socket's byte count when the request's head had been parsed. A keep-alive socket's count includes every

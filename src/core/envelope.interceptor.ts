@@ -13,12 +13,6 @@ import { WithMessage } from './decorators.js';
 import { JsonText } from './json-text.js';
 import { routeMetadata } from './route-metadata.js';
 
-export interface Envelope<T = unknown> {
-  success: boolean;
-  data: T;
-  message: string;
-}
-
 /** The envelope's `,"message":…}` tail of a JSON text answer, per message (a route has one). */
 const tails = new Map<string, string>();
 function tail(message: string): string {

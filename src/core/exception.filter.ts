@@ -35,7 +35,7 @@ function frameworkMessage(status: number): string {
   }
 }
 
-export function toErrorResponse(error: unknown): { status: number; message: string; data: unknown } {
+function toErrorResponse(error: unknown): { status: number; message: string; data: unknown } {
   if (error instanceof AppError) return { status: error.status, message: error.message, data: error.data };
   const { code, statusCode } = (error ?? {}) as FrameworkError;
   if (code && FRAMEWORK_ERRORS[code]) {

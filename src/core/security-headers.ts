@@ -45,7 +45,7 @@ export function helmetHeaders(options: HelmetOptions): Readonly<Record<string, s
   return Object.freeze(headers);
 }
 
-export const API_HEADERS = helmetHeaders({ ...COMMON_HELMET_OPTIONS, contentSecurityPolicy: API_CSP });
+const API_HEADERS = helmetHeaders({ ...COMMON_HELMET_OPTIONS, contentSecurityPolicy: API_CSP });
 
 /** Headers for the routes whose policy differs from the API's (the docs UI): undefined keeps the API's. */
 export type RouteHeaders = (route: string) => Readonly<Record<string, string>> | undefined;

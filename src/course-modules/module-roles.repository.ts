@@ -123,7 +123,7 @@ export interface CopiedMember {
 }
 
 /** From and to module ids, in pairs (decimal strings); a null `to` is a module still to be created. */
-export interface ModulePairs {
+interface ModulePairs {
   from: readonly string[];
   to: readonly (string | null)[];
 }
@@ -134,7 +134,7 @@ const PAIR_ROLES = `
   JOIN user_module_roles r ON r.module_id = p.from_id AND r.role = ANY($3::module_role[])`;
 
 /** A user with the role held in a module. */
-export type MemberRow = UserSummarySource & { role: ModuleRole };
+type MemberRow = UserSummarySource & { role: ModuleRole };
 
 /** The only code that reads or writes `user_module_roles` (bar the cascade of a module delete). */
 @Injectable()

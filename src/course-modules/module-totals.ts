@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 
 /** A total and the `module_stats` version it was counted at. */
 interface KnownTotal {
@@ -17,16 +18,14 @@ const MAX_ENTRIES = 1000;
  */
 @Injectable()
 export class ModuleTotals {
-  private readonly entries = new Map<string, KnownTotal>();
+  /** The least recently used filter goes first when it is full. */
+  private readonly entries = new LRUCache<string, KnownTotal>({ max: MAX_ENTRIES });
 
   get(key: string): KnownTotal | undefined {
     return this.entries.get(key);
   }
 
   set(key: string, known: KnownTotal): void {
-    // Insertion order is the eviction order: re-inserting keeps a busy filter at the young end.
-    this.entries.delete(key);
-    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(key, known);
   }
 }

@@ -30,7 +30,7 @@ export const RoleSchema = schema('ModuleRole', {
 });
 
 /** A User summary with the user's role in one module (personnel and students lists). */
-export const PersonSchema = schema('ModulePerson', {
+const PersonSchema = schema('ModulePerson', {
   type: 'object',
   required: [...userSummaryRequired, 'role'],
   additionalProperties: false,

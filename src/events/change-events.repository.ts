@@ -29,7 +29,7 @@ export interface StoredChangeEvent {
 }
 
 /** One read of the feed, from one snapshot. */
-export interface FeedPage {
+interface FeedPage {
   /** Events after the position, in feed order, all safe to serve (see `readAfter`). */
   events: StoredChangeEvent[];
   /** The position up to which retention has deleted events; null before the first prune. */
@@ -98,7 +98,7 @@ interface FeedRow {
 }
 
 /** How many events of each type a transaction wrote. */
-export type EventCounts = Map<ChangeEventType, number>;
+type EventCounts = Map<ChangeEventType, number>;
 
 /**
  * The only code that reads or writes `change_events` (the outbox of docs/events.md). It also follows TypeORM's

@@ -16,9 +16,9 @@ import { DataSource } from 'typeorm';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 
-export const METRICS_PATH = '/metrics';
+const METRICS_PATH = '/metrics';
 /** The route label of a request no route matched (404s), so unknown URLs cannot grow the label set. */
-export const UNMATCHED_ROUTE = 'unmatched';
+const UNMATCHED_ROUTE = 'unmatched';
 
 /** What node-postgres' Pool (TypeORM's `driver.master`) reports about itself. */
 interface PgPool {

@@ -14,7 +14,7 @@ import { type AppConfig } from '../config/app-config.js';
 export const REDIS = Symbol('REDIS');
 
 /** How long a Redis command may take before the caller gives up on it (and fails open). */
-export const REDIS_COMMAND_TIMEOUT_MS = 500;
+const REDIS_COMMAND_TIMEOUT_MS = 500;
 /** How long start-up waits for a first connection; past it the service starts anyway. */
 const FIRST_CONNECT_WAIT_MS = 2000;
 
@@ -40,7 +40,7 @@ export class RedisOutage {
   }
 }
 
-export function createRedisClient(url: string, outage: RedisOutage): Redis {
+function createRedisClient(url: string, outage: RedisOutage): Redis {
   const client = new Redis(url, {
     // A command while disconnected fails at once instead of queueing: the throttle fails open.
     enableOfflineQueue: false,

@@ -5,7 +5,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { Clock } from '../core/clock.js';
 import { UsersRepository } from './users.repository.js';
 
-export interface UserAccess {
+interface UserAccess {
   admin: boolean;
   /** Whole seconds since the epoch of the last password change: tokens with an earlier `iat` are refused. */
   passwordChangedAt: number;

@@ -1,4 +1,4 @@
-/** The user field rules of docs/api.md §5, shared by user DTOs, password change and the CLI. */
+/** The user field rules of docs/api.md §5, shared by the user DTOs (which the CLI validates with too) and password change. */
 export const USERNAME_PATTERN = /^[A-Za-z0-9._-]{3,64}$/;
 export const USERNAME_MESSAGE = "Username must be 3-64 characters of letters, digits, '.', '_' or '-'";
 export const EMAIL_MESSAGE = 'Email must be a valid email address';

@@ -73,7 +73,7 @@ export interface UserChanges {
 }
 
 /** What the per-request access check needs of a user. */
-export interface AccessRow {
+interface AccessRow {
   admin: boolean;
   /** Whole seconds since the epoch. */
   passwordChangedAt: number;
@@ -88,11 +88,11 @@ const ADMIN_BOOTSTRAP_LOCK = 7_240_001;
  */
 const byId = (id: string | number): FindOptionsWhere<User> => ({ id: id as number });
 
-/** The only code that reads or writes the `users` table. */
 /** PostgreSQL text cannot hold U+0000: such a value names nobody (and would fail the whole statement). */
 const storable = (values: readonly string[]) => values.filter((value) => !value.includes('\u0000'));
 const lowerNames = (values: readonly string[]) => storable(values).map((value) => value.toLowerCase());
 
+/** The only code that reads or writes the `users` table. */
 @Injectable()
 export class UsersRepository {
   constructor(

@@ -16,7 +16,7 @@ export interface WebhookRow {
   failing_since: Date | null;
 }
 
-export interface NewWebhook {
+interface NewWebhook {
   url: string;
   types: readonly string[];
   description: string | null;
@@ -44,7 +44,7 @@ export interface DeliveryRow {
   next_retry_at: Date | null;
 }
 
-export type NewDelivery = Omit<DeliveryRow, 'id'> & { webhook_id: string };
+type NewDelivery = Omit<DeliveryRow, 'id'> & { webhook_id: string };
 
 const COLUMNS =
   'w.id, w.url, w.types, w.description, w.enabled, w.secret, w.created_at, w.updated_at, w.failing_since';
