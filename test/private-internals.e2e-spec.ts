@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { type AddressInfo, Socket } from 'node:net';
-import { PassportStrategy } from '@nestjs/passport';
+import { type ExecutionContext } from '@nestjs/common';
+import { AuthGuard, PassportStrategy } from '@nestjs/passport';
 import passport from 'passport';
 import { Strategy as JwtStrategyBase } from 'passport-jwt';
 import pg from 'pg';
@@ -85,6 +86,40 @@ describe('private internals the code relies on', () => {
       });
       expect(user).toEqual({ id: 7 });
       expect(seen).toEqual({ success: 'function', error: 'function', fail: 'function' });
+    });
+
+    it("@nestjs/passport's AuthGuard leaves the user on `request.user` and passport's info on `request.authInfo`, besides passport's session helpers (jwt-auth.guard.ts sets the two for a remembered token)", async () => {
+      passport.use('internals-probe', {
+        authenticate(this: { success(user: unknown, info?: unknown): void }) {
+          this.success({ id: 7 }, { scope: 'probe' });
+        },
+      } as unknown as passport.Strategy);
+      try {
+        const request: Record<string, unknown> = {};
+        const http = { getRequest: () => request, getResponse: () => ({}), getNext: () => undefined };
+        const context = { switchToHttp: () => http } as unknown as ExecutionContext;
+        const Guard = AuthGuard('internals-probe');
+        expect(await new Guard().canActivate(context)).toBe(true);
+        expect(request).toMatchObject({ user: { id: 7 }, authInfo: { scope: 'probe' } });
+        // Besides those two, only passport's session helpers, which the service never calls (the remembered
+        // path does not add them).
+        const helpers = [
+          '_sessionManager',
+          'isAuthenticated',
+          'isUnauthenticated',
+          'logIn',
+          'logOut',
+          'login',
+          'logout',
+        ];
+        expect(
+          Object.keys(request)
+            .filter((key) => !helpers.includes(key))
+            .sort(),
+        ).toEqual(['authInfo', 'user']);
+      } finally {
+        passport.unuse('internals-probe');
+      }
     });
 
     it('keeps one strategy per name in the process: the last `jwt` registered is the one used', () => {
