@@ -10,6 +10,7 @@ import { type RequestContext } from './audit/audit-actions.js';
 import { AuditModule } from './audit/audit.module.js';
 import { type AppConfig, ConfigError, loadConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
+import { Clock } from './core/clock.js';
 import { DrainingModule } from './core/draining.js';
 import { AppError } from './core/errors.js';
 import { VALIDATOR_OPTIONS, validationMessages } from './core/validation.js';
@@ -55,6 +56,7 @@ class CliModule {
         UsersRepository,
         PasswordHasher,
         UserAccessCache,
+        Clock,
         // UsersService removes avatars of deleted users; creating one never touches the store.
         { provide: FILE_STORE, useFactory: () => createFileStore(config) },
         StorageService,
