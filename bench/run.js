@@ -1,8 +1,9 @@
 // The project's benchmark (see bench/README.md): the service against a bare implementation of the same read
 // routes (bench/bare.js), on one PostgreSQL filled by the demo generator at the scale of a large university
 // (50 000 users, 100 000 modules). Both answers are proved equal (status, body bytes, headers) before any
-// timing; then each route runs in alternating rounds with autocannon, and the report gives requests/s, p50, p99 and their ratios, peak RSS of both, and the search
-// latency at 10 000, 100 000 and 1 000 000 modules. Writes docs/benchmarks.md and docs/images/benchmark-ratios.svg.
+// timing; then each route runs in alternating rounds with autocannon, and the report gives requests/s, p50,
+// p99 and their ratios, peak RSS of both, and the search latency at 10 000, 100 000 and 1 000 000 modules.
+// Writes docs/benchmarks.md and docs/images/benchmark-ratios.svg.
 //
 //   npm run bench                  the full run (embedded PostgreSQL in a temporary directory; ~13 min here)
 //   npm run bench -- --quick       2 000 modules, 1 s rounds, no curve: bench/results/latest.{json,md,svg}
