@@ -667,7 +667,7 @@ describe('POST /api/modules/rollover', () => {
       'INSERT INTO modules',
       'INSERT INTO user_module_roles',
       'INSERT INTO audit_events',
-      'INSERT INTO change_events',
+      'WITH inserted AS',
       'COMMIT',
     ];
     const DRY_RUN = [
@@ -718,9 +718,7 @@ describe('POST /api/modules/rollover', () => {
       expect(again.statements).toEqual(
         APPLIED.filter(
           (sql) =>
-            sql !== 'INSERT INTO modules' &&
-            sql !== 'INSERT INTO audit_events' &&
-            sql !== 'INSERT INTO change_events',
+            sql !== 'INSERT INTO modules' && sql !== 'INSERT INTO audit_events' && sql !== 'WITH inserted AS',
         ),
       );
       console.log(

@@ -205,7 +205,6 @@ export const EXAMPLES = {
         ],
       ],
     },
-    announce: { args: [] },
     readAfter: { args: [POSITION, ['module.created'], 50] },
     readPage: [
       { label: 'From the start, every type', args: [null, null, 50] },

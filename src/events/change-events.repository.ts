@@ -132,34 +132,28 @@ export class ChangeEventsRepository implements EntitySubscriberInterface {
   }
 
   /**
-   * Inserts the events in `manager`'s transaction with one statement, in the order given; the rows become
-   * visible when that transaction commits, and vanish with it when it rolls back. The commit is reported to
-   * `onCommitted`, whose listener announces it ({@link announce}); without a transaction the insert is the commit.
+   * Inserts the events in `manager`'s transaction with one statement, in the order given, and notifies the
+   * feed's listeners; the rows and the notification become visible when that transaction commits, and vanish
+   * with it when it rolls back.
    */
   async append(manager: EntityManager, events: readonly NewChangeEvent[]): Promise<void> {
     if (events.length === 0) return;
     await manager.query(
-      `INSERT INTO change_events (type, data)
-       SELECT e.value->>'type', e.value->'data'
-       FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(value, n)
-       ORDER BY e.n`,
+      `WITH inserted AS (
+         INSERT INTO change_events (type, data)
+         SELECT e.value->>'type', e.value->'data'
+         FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(value, n)
+         ORDER BY e.n
+         RETURNING 1
+       )
+       SELECT pg_notify('${CHANGE_EVENTS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM inserted)`,
       [JSON.stringify(events.map((event) => ({ type: event.type, data: event.data ?? null })))],
     );
     const runner = manager.queryRunner;
-    const counts = (runner && this.uncommitted.get(runner)) ?? new Map<ChangeEventType, number>();
+    if (runner === undefined) return;
+    const counts = this.uncommitted.get(runner) ?? new Map<ChangeEventType, number>();
     for (const event of events) counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
-    if (runner?.isTransactionActive) this.uncommitted.set(runner, counts);
-    else this.committedListener?.(counts);
-  }
-
-  /**
-   * Tells the feed's listeners of every replica that events were committed (NOTIFY on the channel), in a
-   * statement of its own after the commit. A NOTIFY inside the writing transaction would hold PostgreSQL's
-   * notification queue lock from that transaction's pre-commit to its end, so every writing transaction would
-   * commit one after the other (docs/events.md, "Announcing commits").
-   */
-  async announce(): Promise<void> {
-    await this.dataSource.query(`SELECT pg_notify('${CHANGE_EVENTS_CHANNEL}', '')`);
+    this.uncommitted.set(runner, counts);
   }
 
   /**

@@ -46,9 +46,6 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
   private stopPruning: (() => void) | undefined;
   /** Requests of this replica holding a long-poll slot now. */
   private holding = 0;
-  /** A NOTIFY is on its way / another must follow it (see `announce`). */
-  private announcing = false;
-  private announceAgain = false;
 
   constructor(
     private readonly events: ChangeEventsRepository,
@@ -74,30 +71,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
     });
     events.onCommitted((counts) => {
       for (const [type, count] of counts) written.inc({ type }, count);
-      this.announce();
     });
-  }
-
-  /**
-   * Announces committed events to the listeners of every replica, one NOTIFY at a time: commits while one is on
-   * its way are covered by one more sent after it, so a burst of writes costs two statements, not one each.
-   * A lost announcement (the database unreachable) delays waiters to their next timed read, never loses events.
-   */
-  private announce(): void {
-    if (this.announcing) {
-      this.announceAgain = true;
-      return;
-    }
-    this.announcing = true;
-    this.events
-      .announce()
-      .catch((error: unknown) => this.logger.debug(`Could not announce change events: ${String(error)}`))
-      .finally(() => {
-        this.announcing = false;
-        if (!this.announceAgain) return;
-        this.announceAgain = false;
-        this.announce();
-      });
   }
 
   /**
