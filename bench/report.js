@@ -55,14 +55,15 @@ const fmt = (value, digits = 0) =>
 /** The markdown table of a run. */
 export function resultTable(rows) {
   const lines = [
-    '| route | service req/s | bare req/s | ratio | service p50 / p99 ms | bare p50 / p99 ms | p99 ratio | CPU µs/request service / bare | target |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    '| route | service req/s | bare req/s | ratio | service p50 / p99 ms | bare p50 / p99 ms | p99 ratio | CPU µs/request service / bare | peak RSS MiB service / bare | target |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
   ];
   for (const row of rows) {
     lines.push(
       `| ${row.route} | ${fmt(row.service.rps)} | ${fmt(row.bare.rps)} | **${fmt(row.ratio, 2)}** | ` +
         `${fmt(row.service.p50, 1)} / ${fmt(row.service.p99, 1)} | ${fmt(row.bare.p50, 1)} / ${fmt(row.bare.p99, 1)} | ` +
-        `${fmt(row.p99Ratio, 2)} | ${fmt(row.service.cpuUs)} / ${fmt(row.bare.cpuUs)} | ${row.verdict} |`,
+        `${fmt(row.p99Ratio, 2)} | ${fmt(row.service.cpuUs)} / ${fmt(row.bare.cpuUs)} | ` +
+        `${fmt(row.peakRssMiB?.service)} / ${fmt(row.peakRssMiB?.bare)} | ${row.verdict} |`,
     );
   }
   return lines.join('\n');

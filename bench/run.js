@@ -12,7 +12,7 @@
 import { Buffer } from 'node:buffer';
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
@@ -39,11 +39,16 @@ const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 15_000;
 
 const PROFILE = process.argv.includes('--profile');
-/** --routes=health,me: only the routes whose name contains one of these words (for profiling one path). */
+/**
+ * --routes=health,me: only the routes whose name contains one of these words (for profiling one path), and only
+ * the scenarios named among them (`idp`, `bulk-delete`, `change-events`).
+ */
 const ROUTE_FILTER = process.argv
   .find((arg) => arg.startsWith('--routes='))
   ?.slice('--routes='.length)
   .split(',');
+/** Whether a scenario other than the routes runs: always, unless --routes names others only. */
+const runsScenario = (name) => !ROUTE_FILTER || ROUTE_FILTER.includes(name);
 
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 
@@ -410,6 +415,26 @@ async function cpuMicros(pid) {
     return undefined;
   }
 }
+/**
+ * CPU time (µs) used so far by every PostgreSQL process of the machine (their command name is `postgres`): the
+ * server's backends, the WAL writer and the checkpointer. Other PostgreSQL servers of the machine count too;
+ * idle, they add next to nothing.
+ */
+async function postgresCpuMicros() {
+  let total = 0;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return total;
+}
 /** USER_HZ: 100 on Linux for every architecture the project runs on. */
 const CLOCK_TICKS = 100;
 
@@ -477,6 +502,33 @@ async function settle(databaseUrl) {
   }
 }
 
+/**
+ * Starts a new peak for `peakRssMiB`: Linux resets a process's VmHWM to its current resident size when "5" is
+ * written to its clear_refs (proc(5)). Returns false where that is not allowed.
+ */
+async function resetPeakRss(pid) {
+  try {
+    await writeFile(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Where the service's memory was at the highest of the routes' peaks (the sample with the largest RSS). */
+function peakBreakdown(rows) {
+  const top = rows
+    .filter((row) => row.peakRssMiB?.atPeak)
+    .sort((a, b) => b.peakRssMiB.service - a.peakRssMiB.service)[0];
+  if (!top) return '';
+  const at = top.peakRssMiB.atPeak;
+  return (
+    ` The service's highest peak was under ${top.route} (${top.peakRssMiB.service} MiB; bare ${top.peakRssMiB.bare}); ` +
+    `sampled near it every 20 ms: RSS ${at.rss} MiB, V8 heap ${at.heapTotal} MiB (${at.heapUsed} used), ` +
+    `external ${at.external} MiB (array buffers ${at.arrayBuffers}).`
+  );
+}
+
 /** Peak resident set size (VmHWM) of a process, in MiB. */
 async function peakRssMiB(pid) {
   try {
@@ -496,6 +548,10 @@ async function measureRoutes(servers, list, { rounds, seconds, warmup, connectio
   for (const route of list) {
     const bytes = await proveEqual(servers, route);
     const runs = { service: [], bare: [] };
+    // Each route's own peak resident size (from its warm-up on), and where the service's memory was at its peak.
+    const peakReset = (await resetPeakRss(servers.service.pid)) && (await resetPeakRss(servers.bare.pid));
+    if (!peakReset && rows.length === 0) log('warning: no peak RSS per route (clear_refs not writable)');
+    await servers.service.ask('peak:start', 'peak');
     for (const side of ['service', 'bare']) {
       await load(servers[side].url, route, warmup, connections);
       await settle(databaseUrl);
@@ -516,12 +572,16 @@ async function measureRoutes(servers, list, { rounds, seconds, warmup, connectio
       cpuUs: cpuPerRequest(runs[side]),
       rounds: runs[side].map((r) => Number(r.rps.toFixed(1))),
     });
+    const atPeak = await servers.service.ask('peak:stop', 'peak');
     const row = {
       route: route.route,
       path: route.path,
       bytes,
       service: summary('service'),
       bare: summary('bare'),
+      peakRssMiB: peakReset
+        ? { service: await peakRssMiB(servers.service.pid), bare: await peakRssMiB(servers.bare.pid), atPeak }
+        : undefined,
     };
     row.ratio = row.service.rps / row.bare.rps;
     row.p99Ratio = row.service.p99 / row.bare.p99;
@@ -572,24 +632,28 @@ async function benchAtScale(serverUrl, dbName, mode, jwtSecret) {
     { ...mode, connections: CONNECTIONS },
     databaseUrl,
   );
-  // --routes measures those routes alone (a profile of one path): no IdP, bulk-delete or change-event scenario.
-  const extras = !ROUTE_FILTER;
   const idpToken =
-    extras &&
+    runsScenario('idp') &&
     (await idpTokenTiming(
       servers.service.url,
       { local: tokens.member, idp: await idp.token(found.member.username) },
       { ...mode, connections: CONNECTIONS },
       databaseUrl,
     ));
+  // Each route's peak was read and reset in turn: the load's peak is the largest of them, and of what came after
+  // the last reset (the IdP rounds). The start and the data's generation are before the first reset.
+  const loadPeak = async (side) =>
+    Math.max(...rows.map((row) => row.peakRssMiB?.[side] ?? 0), (await peakRssMiB(servers[side].pid)) ?? 0);
   const rss = {
-    service: await peakRssMiB(servers.service.pid),
-    bare: await peakRssMiB(servers.bare.pid),
+    service: await loadPeak('service'),
+    bare: await loadPeak('bare'),
     // Where the service's memory is at the end of the load (MiB): V8's heap spaces and what lies outside them.
     serviceNow: await servers.service.ask('memory', 'memory'),
   };
-  const bulkDelete = extras && (await bulkDeleteTiming(servers, databaseUrl, tokens.admin));
-  const changeEvents = extras && (await changeEventTiming(servers, tokens.admin, mode, databaseUrl));
+  const bulkDelete =
+    runsScenario('bulk-delete') && (await bulkDeleteTiming(servers, databaseUrl, tokens.admin));
+  const changeEvents =
+    runsScenario('change-events') && (await changeEventTiming(servers, tokens.admin, mode, databaseUrl));
   await servers.service.stop();
   await servers.bare.stop();
   return { seeded, found, rows, rss, bulkDelete, changeEvents, idpToken, serviceLog: servers.service.output };
@@ -685,8 +749,13 @@ async function changeEventTiming(servers, token, { rounds, seconds }, databaseUr
   for (let round = 0; round < rounds; round++) {
     for (const side of round % 2 === 0 ? ['with', 'without'] : ['without', 'with']) {
       await servers.service.ask(side === 'with' ? 'events:on' : 'events:off', 'events');
-      runs[side].push(await create());
+      const before = { service: await cpuMicros(servers.service.pid), postgres: await postgresCpuMicros() };
+      const run = await create();
       await settle(databaseUrl);
+      // Including what the commits set off after the answers (the dispatcher's rounds), up to the settle.
+      run.serviceCpuMicros = (await cpuMicros(servers.service.pid)) - before.service;
+      run.postgresCpuMicros = (await postgresCpuMicros()) - before.postgres;
+      runs[side].push(run);
     }
   }
   await servers.service.ask('events:on', 'events');
@@ -702,6 +771,13 @@ async function changeEventTiming(servers, token, { rounds, seconds }, databaseUr
       runs[side].reduce((sum, r) => sum + r.requests, 0) / runs[side].reduce((sum, r) => sum + r.seconds, 0),
     p50: mean(runs[side].map((r) => r.p50)),
     p99: mean(runs[side].map((r) => r.p99)),
+    ...Object.fromEntries(
+      ['service', 'postgres'].map((process) => [
+        `${process}CpuUs`,
+        runs[side].reduce((sum, r) => sum + r[`${process}CpuMicros`], 0) /
+          runs[side].reduce((sum, r) => sum + r.requests, 0),
+      ]),
+    ),
   });
   const result = {
     with: summary('with'),
@@ -713,7 +789,9 @@ async function changeEventTiming(servers, token, { rounds, seconds }, databaseUr
   result.p99Ratio = result.with.p99 / result.without.p99;
   log(
     `module create: ${result.with.rps.toFixed(0)} req/s with its change event, ${result.without.rps.toFixed(0)} ` +
-      `without, ratio ${result.ratio.toFixed(2)}, p99 ratio ${result.p99Ratio.toFixed(2)}`,
+      `without, ratio ${result.ratio.toFixed(2)}, p99 ratio ${result.p99Ratio.toFixed(2)}; CPU µs per create, with / ` +
+      `without: service ${result.with.serviceCpuUs.toFixed(0)} / ${result.without.serviceCpuUs.toFixed(0)}, ` +
+      `PostgreSQL ${result.with.postgresCpuUs.toFixed(0)} / ${result.without.postgresCpuUs.toFixed(0)}`,
   );
   return result;
 }
@@ -948,7 +1026,8 @@ function benchmarksMarkdown(report) {
             .filter(([, mib]) => mib > 0)
             .map(([space, mib]) => `${space} ${mib}`)
             .join(', ')}), external ${r.peakRssMiB.serviceNow.external} MiB.`
-        : ''),
+        : '') +
+      peakBreakdown(r.results),
     '',
   ];
   if (r.bulkDelete)
@@ -964,7 +1043,9 @@ function benchmarksMarkdown(report) {
         `p99 ${r.changeEvents.with.p99.toFixed(1)} ms) against ${r.changeEvents.without.rps.toFixed(0)} req/s (p50 ` +
         `${r.changeEvents.without.p50.toFixed(1)} ms, p99 ${r.changeEvents.without.p99.toFixed(1)} ms): ratio ` +
         `${r.changeEvents.ratio.toFixed(2)}, p99 ratio ${r.changeEvents.p99Ratio.toFixed(2)} (target: within 10 %: ` +
-        `${r.changeEvents.ratio >= 0.9 ? 'met' : 'not met'}).`,
+        `${r.changeEvents.ratio >= 0.9 ? 'met' : 'not met'}). CPU µs per create, with / without: service ` +
+        `${r.changeEvents.with.serviceCpuUs.toFixed(0)} / ${r.changeEvents.without.serviceCpuUs.toFixed(0)}, ` +
+        `PostgreSQL ${r.changeEvents.with.postgresCpuUs.toFixed(0)} / ${r.changeEvents.without.postgresCpuUs.toFixed(0)}.`,
       '',
       `Single sign-on: \`${r.idpToken.route}\` on the service with the identity provider's access token (RS256, ` +
         `docs/sso.md) against the service's own token, alternating rounds: ${r.idpToken.idp.rps.toFixed(0)} req/s ` +

@@ -4,7 +4,7 @@
 // parent goes away.
 import 'reflect-metadata';
 import process from 'node:process';
-import { setTimeout } from 'node:timers';
+import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import v8 from 'node:v8';
 import { loadConfig } from '../dist/src/config/app-config.js';
 import { startService } from '../dist/src/app.js';
@@ -63,6 +63,30 @@ process.on('message', (message) => {
     Object.entries(process.memoryUsage()).map(([key, value]) => [key, Math.round(value / 1048576)]),
   );
   process.send({ memory: { ...usage, spaces } });
+});
+// Where the memory is at a route's peak (bench/run.js): process.memoryUsage() every 20 ms from 'peak:start',
+// and on 'peak:stop' the sample with the largest resident size (MiB).
+let peakTimer;
+let peakSample;
+process.on('message', (message) => {
+  if (message === 'peak:start') {
+    clearInterval(peakTimer);
+    peakSample = undefined;
+    peakTimer = setInterval(() => {
+      const usage = process.memoryUsage();
+      if (!peakSample || usage.rss > peakSample.rss) peakSample = usage;
+    }, 20);
+    process.send({ peak: 'started' });
+  }
+  if (message === 'peak:stop') {
+    clearInterval(peakTimer);
+    const sample = peakSample ?? process.memoryUsage();
+    process.send({
+      peak: Object.fromEntries(
+        Object.entries(sample).map(([key, value]) => [key, Math.round(value / 1048576)]),
+      ),
+    });
+  }
 });
 process.on('disconnect', () => void stop(1));
 process.send({ url: service.url });
