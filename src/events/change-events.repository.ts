@@ -81,7 +81,8 @@ function feedHead(position: FeedPosition | null, types: readonly string[] | null
          SELECT h.xmin, p.txid::text AS pruned_txid, p.id::text AS pruned_id,
                 EXISTS (SELECT 1 FROM change_events e WHERE e.txid >= h.xmin AND ${after} AND ${ofTypes}) AS pending
          FROM (${HORIZON}) h
-         LEFT JOIN change_events_pruned p ON true
+         -- One row at most (a singleton table); LIMIT tells the planner so, whatever its statistics say.
+         LEFT JOIN (SELECT txid, id FROM change_events_pruned LIMIT 1) p ON true
        )`;
   return { params, after, ofTypes, head };
 }
