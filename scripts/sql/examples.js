@@ -136,6 +136,10 @@ export const EXAMPLES = {
     ofMemberJson: { args: [102] },
     ofMember: { args: [102] },
     withCallerRole: { args: ['201', 103] },
+    withCallerRoleAndPersonnel: [
+      { label: 'A member of the module', args: ['201', 103, false] },
+      { label: 'An admin', args: ['201', 1, true] },
+    ],
     insert: { args: [{ code: 'CS201', year: 2026, description: 'Compilers', credits: 30 }, TX] },
     lockValues: { args: ['201', TX] },
     replace: { args: ['201', { code: 'CS103', year: 2026, description: null, credits: 30 }, TX] },

@@ -14,8 +14,9 @@ import {
 } from '../database/sql.js';
 import { CourseModule } from './course-module.entity.js';
 import { type ModuleListFilter } from './list-params.js';
-import { type ModuleSource, type MyModulesJson } from './module.mapper.js';
+import { type ModuleSource, type MyModulesJson, type PersonnelJson } from './module.mapper.js';
 import { type ModuleRole } from './module-role.js';
+import { personnelJsonOf } from './module-roles.repository.js';
 
 /*
  * The SQL of this repository, built from validated input only (sort expressions come from the whitelists of
@@ -126,6 +127,18 @@ const MODULE_WITH_CALLER_ROLE_SQL = `SELECT ${MODULE_COLUMNS},
   FROM modules m
   WHERE m.id = $1`;
 
+/**
+ * The single read in one statement: the module, the caller's role in it and its personnel lists, the lists
+ * read only when the caller may read the module (an admin, $3, or holding a role in it: `canReadModule`);
+ * otherwise they are empty, and the service answers 403 anyway.
+ */
+const MODULE_READ_SQL = `SELECT ${MODULE_COLUMNS}, c.role AS "callerRole",
+         people.lecturers, people.assistants, people.tutors, people.students
+  FROM modules m
+  LEFT JOIN user_module_roles c ON c.module_id = m.id AND c.user_id = $2
+  CROSS JOIN LATERAL (${personnelJsonOf('m.id', '($3 OR c.role IS NOT NULL)')}) people
+  WHERE m.id = $1`;
+
 /** A module's stored values as written by create and replace. */
 export interface ModuleValues {
   code: string;
@@ -223,6 +236,23 @@ export class CourseModulesRepository {
       this.modules.manager.connection,
       MODULE_WITH_CALLER_ROLE_SQL,
       [moduleId, callerId],
+    );
+    return row ?? null;
+  }
+
+  /**
+   * The module, the caller's role in it and, when the caller is an admin or holds a role in it, its personnel
+   * lists (else empty ones): null when there is no such module. One statement for the single read.
+   */
+  async withCallerRoleAndPersonnel(
+    moduleId: string,
+    callerId: number,
+    admin: boolean,
+  ): Promise<(ModuleSource & { callerRole: ModuleRole | null } & PersonnelJson) | null> {
+    const [row] = await preparedQuery<ModuleSource & { callerRole: ModuleRole | null } & PersonnelJson>(
+      this.modules.manager.connection,
+      MODULE_READ_SQL,
+      [moduleId, callerId, admin],
     );
     return row ?? null;
   }

@@ -5,7 +5,7 @@ import { type AuthUser } from '../core/decorators.js';
 import { InternalFailure, PermissionDenied } from '../core/errors.js';
 import { type JsonText } from '../core/json-text.js';
 import { ChangeEventsService } from '../events/change-events.service.js';
-import { violatedUniqueConstraint } from '../database/sql.js';
+import { isStatementError, violatedUniqueConstraint } from '../database/sql.js';
 import { Transactions } from '../database/transactions.js';
 import { UsersService } from '../users/users.service.js';
 import { bulkDeleteResult, type BulkDeleteResult, candidateIds } from './bulk-delete.js';
@@ -31,10 +31,18 @@ import {
   type PersonnelJson,
   toModuleResponse,
 } from './module.mapper.js';
+import { type ModuleRole } from './module-role.js';
 import { ModuleRolesRepository } from './module-roles.repository.js';
 import { ModuleTotals, totalsKey } from './module-totals.js';
 
 export const PERSONNEL_FAILURE_MESSAGE = 'Failed to retrieve assigned personnel';
+
+/** The module the single read found, if `viewer` may read it: else 404 (none) or 403. */
+function readable<T extends { callerRole: ModuleRole | null }>(module: T | null, viewer: AuthUser): T {
+  if (!module) throw new ModuleNotFound();
+  if (!canReadModule({ admin: viewer.admin, role: module.callerRole })) throw new PermissionDenied();
+  return module;
+}
 
 const isCodeYearClash = (error: unknown) => violatedUniqueConstraint(error) === CODE_YEAR_CONSTRAINT;
 
@@ -101,13 +109,27 @@ export class CourseModulesService {
   }
 
   /**
-   * Existence first (404 for everyone), then access (403), then the personnel in a second query, whose JSON
-   * PostgreSQL builds: the body is the module's JSON with the four lists spliced in (ModuleWithPersonnel).
+   * Existence first (404 for everyone), then access (403), then the personnel, whose JSON PostgreSQL builds:
+   * the body is the module's JSON with the four lists spliced in (ModuleWithPersonnel). One statement reads all
+   * three; when PostgreSQL rejects it, the two reads run apart to tell which part failed, since a failing
+   * personnel read has a message of its own. When the database could not run it at all (unreachable, timed
+   * out), the module read failed: a second attempt would only wait again.
    */
   async read(moduleId: string, viewer: AuthUser): Promise<JsonText<ModuleWithPersonnel>> {
-    const module = await this.modules.withCallerRole(moduleId, viewer.id);
-    if (!module) throw new ModuleNotFound();
-    if (!canReadModule({ admin: viewer.admin, role: module.callerRole })) throw new PermissionDenied();
+    let found;
+    try {
+      found = await this.modules.withCallerRoleAndPersonnel(moduleId, viewer.id, viewer.admin);
+    } catch (error) {
+      if (!isStatementError(error)) throw error;
+      return this.readApart(moduleId, viewer);
+    }
+    const module = readable(found, viewer);
+    return moduleWithPersonnelJson(module, module);
+  }
+
+  /** `read` in two statements: the module and the caller's role, then the personnel. */
+  private async readApart(moduleId: string, viewer: AuthUser): Promise<JsonText<ModuleWithPersonnel>> {
+    const module = readable(await this.modules.withCallerRole(moduleId, viewer.id), viewer);
     let people: PersonnelJson;
     try {
       people = await this.roles.holdersJson(moduleId);

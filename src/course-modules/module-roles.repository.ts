@@ -102,18 +102,21 @@ export const USER_SUMMARY_JSON = `(SELECT row_to_json(x)::text FROM (
            CASE WHEN u.avatar_key <> '' THEN '/api/users/' || u.id || '/avatar' END AS avatar_url) x)`;
 
 /**
- * Everyone holding a role in the module for the single read, as the JSON text of the four lists (comma-joined
- * User summaries, ordered by username case-insensitively, then id): built by PostgreSQL, since a module may
- * have thousands of people.
+ * Everyone holding a role in the module whose id is `moduleId` (an SQL expression), for the single read, as the
+ * JSON text of the four lists (comma-joined User summaries, ordered by username case-insensitively, then id) in
+ * one row: built by PostgreSQL, since a module may have thousands of people. `when`, if given, is a condition
+ * on the outer row: when false the lists are empty and no role row is read.
  */
-const MODULE_PERSONNEL_JSON_SQL = `SELECT
+export const personnelJsonOf = (moduleId: string, when?: string) => `SELECT
     coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Lecturer'), '') AS lecturers,
     coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'AssistantLecturer'), '') AS assistants,
     coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Tutor'), '') AS tutors,
     coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Student'), '') AS students
   FROM (SELECT r.role, lower(u.username) AS lu, u.id, ${USER_SUMMARY_JSON} AS j
         FROM user_module_roles r JOIN users u ON u.id = r.user_id
-        WHERE r.module_id = $1) people`;
+        WHERE r.module_id = ${moduleId}${when ? ` AND ${when}` : ''}) people`;
+
+const MODULE_PERSONNEL_JSON_SQL = personnelJsonOf('$1');
 
 /** A role row written by a rollover: decimal ids. */
 export interface CopiedMember {

@@ -1,5 +1,13 @@
 import { parseSort } from '../core/query.js';
-import { containsPattern, orderByClause, SqlParams, splitPage, whereClause } from './sql.js';
+import { QueryFailedError } from 'typeorm';
+import {
+  containsPattern,
+  isStatementError,
+  orderByClause,
+  SqlParams,
+  splitPage,
+  whereClause,
+} from './sql.js';
 
 describe('orderByClause', () => {
   it('builds ORDER BY with nulls last and the id tie-breaker', () => {
@@ -32,5 +40,23 @@ describe('splitPage', () => {
     expect(splitPage([{ id: null, total: 7 }])).toEqual({ items: [], total: 7 });
     expect(splitPage([])).toEqual({ items: [], total: 0 });
     expect(splitPage([{ id: 1, total: '2' }])).toEqual({ items: [{ id: 1, total: '2' }], total: 2 });
+  });
+});
+
+describe('isStatementError', () => {
+  const pgError = (code: string) => Object.assign(new Error('failed'), { code });
+
+  it('is true for what PostgreSQL rejected in the statement, directly or wrapped by TypeORM', () => {
+    expect(isStatementError(pgError('42P01'))).toBe(true); // undefined table
+    expect(isStatementError(pgError('42501'))).toBe(true); // insufficient privilege
+    expect(isStatementError(new QueryFailedError('SELECT 1', [], pgError('22P02')))).toBe(true);
+  });
+
+  it('is false when the database could not run it, and for errors without a SQLSTATE', () => {
+    for (const code of ['57014', '57P01', '08006', '53300', '58030'])
+      expect(isStatementError(pgError(code))).toBe(false);
+    expect(isStatementError(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }))).toBe(false);
+    expect(isStatementError(new Error('Query read timeout'))).toBe(false);
+    expect(isStatementError(undefined)).toBe(false);
   });
 });

@@ -88,3 +88,21 @@ export function violatedUniqueConstraint(error: unknown): string | undefined {
   const driver = error.driverError as { code?: unknown; constraint?: unknown };
   return driver.code === '23505' && typeof driver.constraint === 'string' ? driver.constraint : undefined;
 }
+
+/**
+ * SQLSTATE classes in which PostgreSQL did not run the statement to its end for reasons of its own state, not
+ * the statement's: connection exceptions, insufficient resources, operator intervention (statement timeouts,
+ * cancels, shutdowns) and system errors. Running the statement again would wait on the same cause.
+ */
+const UNAVAILABLE_CLASSES = new Set(['08', '53', '57', '58']);
+
+/**
+ * Whether PostgreSQL ran `error`'s statement and rejected it for what it asked (a missing table, a permission,
+ * bad data): an error with a SQLSTATE outside UNAVAILABLE_CLASSES. Connection failures and the client's own
+ * time bound carry no SQLSTATE.
+ */
+export function isStatementError(error: unknown): boolean {
+  const driver = error instanceof QueryFailedError ? (error.driverError as unknown) : error;
+  const code = (driver as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !UNAVAILABLE_CLASSES.has(code.slice(0, 2));
+}
