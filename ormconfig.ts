@@ -15,6 +15,7 @@ import { ModuleSearchIndexes1763710000000 } from './src/database/migrations/1763
 import { ModuleCounts1763720000000 } from './src/database/migrations/1763720000000-ModuleCounts.js';
 import { Webhooks1764100000000 } from './src/database/migrations/1764100000000-Webhooks.js';
 import { PasswordlessUsers1764200000000 } from './src/database/migrations/1764200000000-PasswordlessUsers.js';
+import { ModuleStatsAtCommit1764300000000 } from './src/database/migrations/1764300000000-ModuleStatsAtCommit.js';
 import { User } from './src/users/user.entity.js';
 import { WebhookDelivery } from './src/webhooks/webhook-delivery.entity.js';
 import { WebhookDispatch } from './src/webhooks/webhook-dispatch.entity.js';
@@ -46,6 +47,7 @@ export const migrations = [
   ChangeEvents1764000000000,
   Webhooks1764100000000,
   PasswordlessUsers1764200000000,
+  ModuleStatsAtCommit1764300000000,
 ];
 
 /**

@@ -419,6 +419,56 @@ describe('GET /api/modules', () => {
       expect(await total('?query=chemistry')).toBe(0);
     });
 
+    // module_stats is updated when a writing transaction commits (migration ModuleStatsAtCommit): what it
+    // shows must follow the rows through open transactions, savepoints and rollbacks.
+    it('moves the total and the version when a write commits, by what the committed statements did', async () => {
+      const stats = async () =>
+        (await app.dataSource.query(`SELECT total::int, version::int FROM module_stats`))[0] as {
+          total: number;
+          version: number;
+        };
+      await insert('ABC100', 'Before');
+      const start = await stats();
+      const runner = app.dataSource.createQueryRunner();
+      await runner.connect();
+      try {
+        await runner.startTransaction();
+        for (const code of ['ABC101', 'ABC102', 'ABC103'])
+          await runner.query(`INSERT INTO modules (code, year, credits) VALUES ($1, 2026, 10)`, [code]);
+        await runner.query(`SAVEPOINT later`);
+        await runner.query(`INSERT INTO modules (code, year, credits) VALUES ('ABC104', 2026, 10)`);
+        await runner.query(`ROLLBACK TO SAVEPOINT later`);
+        await runner.query(`DELETE FROM modules WHERE code = 'ABC101'`);
+        // Not committed yet: neither the rows nor the count show elsewhere.
+        expect(await stats()).toEqual(start);
+        expect(await total()).toBe(1);
+        await runner.commitTransaction();
+        expect(await stats()).toEqual({ total: start.total + 2, version: start.version + 1 });
+        expect(await total()).toBe(3);
+
+        await runner.startTransaction();
+        await runner.query(`INSERT INTO modules (code, year, credits) VALUES ('ABC105', 2026, 10)`);
+        await runner.rollbackTransaction();
+        expect(await stats()).toEqual({ total: start.total + 2, version: start.version + 1 });
+
+        // An update moves the version only; one that changes no row, nothing.
+        await runner.query(`UPDATE modules SET credits = 20 WHERE code = 'ABC102'`);
+        expect(await stats()).toEqual({ total: start.total + 2, version: start.version + 2 });
+        await runner.query(`UPDATE modules SET credits = 20 WHERE code = 'NONE'`);
+        expect(await stats()).toEqual({ total: start.total + 2, version: start.version + 2 });
+
+        // Truncation counts at once; what the transaction writes after it, at the commit.
+        await runner.startTransaction();
+        await runner.query(`TRUNCATE modules CASCADE`);
+        await runner.query(`INSERT INTO modules (code, year, credits) VALUES ('ABC107', 2026, 10)`);
+        await runner.commitTransaction();
+        expect((await stats()).total).toBe(1);
+        expect(await total()).toBe(1);
+      } finally {
+        await runner.release();
+      }
+    });
+
     it('keeps the total of every filter apart, and of pages past the end', async () => {
       await insert('ABC101', 'Organic chemistry');
       await insert('XYZ201', 'Algebra');
