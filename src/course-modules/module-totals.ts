@@ -14,7 +14,7 @@ const MAX_ENTRIES = 1000;
  * version it was counted at. The list statement reads the current version in its own snapshot and counts the
  * matches only when the version differs from the remembered one, so a total served from here is exactly what
  * counting would give in that snapshot, on every replica: any write to `modules` bumps the version in the
- * same transaction (triggers of migration ModuleCounts).
+ * same transaction, at its commit (triggers of migrations ModuleCounts and ModuleStatsAtCommit).
  */
 @Injectable()
 export class ModuleTotals {
