@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { type Paging } from '../core/query.js';
 import { pageWithTotal, type PageRow, SqlParams, splitPage, whereClause } from '../database/sql.js';
+import { deferToCommit, type DeferredRows } from '../database/transactions.js';
 import { type AuditAction, type AuditTargetType } from './audit-actions.js';
 
 /** A row to insert; `at` is the database's clock (the change's transaction time). */
@@ -40,6 +41,20 @@ export interface AuditEventRow {
   client_ip: string | null;
 }
 
+/** Audit rows as one INSERT, in their order; inside a transaction of Transactions, written at its end. */
+const AUDIT_ROWS: DeferredRows<NewAuditEvent> = {
+  statement: (events, params) =>
+    `INSERT INTO audit_events (actor_id, action, target_type, target_ids, summary, request_id, client_ip)
+     VALUES ${events
+       .map(
+         (event) =>
+           `(${params.add(event.actorId)}::bigint, ${params.add(event.action)}, ${params.add(event.targetType)}, ` +
+           `${params.add(event.targetIds)}::bigint[], ${params.add(JSON.stringify(event.summary))}::jsonb, ` +
+           `${params.add(event.requestId)}, ${params.add(event.clientIp)})`,
+       )
+       .join(', ')}`,
+};
+
 const COLUMNS =
   'e.id, e.at, e.actor_id, e.action, e.target_type, e.target_ids, e.summary, e.request_id, e.client_ip';
 
@@ -48,21 +63,14 @@ const COLUMNS =
 export class AuditRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Inserts in `manager`'s transaction, so the event commits or rolls back with the change it records. */
+  /**
+   * Inserts in `manager`'s transaction, so the event commits or rolls back with the change it records: at the
+   * transaction's end, with the other rows it left there (`deferToCommit`), when Transactions opened it.
+   */
   async insert(event: NewAuditEvent, manager: EntityManager = this.dataSource.manager): Promise<void> {
-    await manager.query(
-      `INSERT INTO audit_events (actor_id, action, target_type, target_ids, summary, request_id, client_ip)
-       VALUES ($1, $2, $3, $4::bigint[], $5::jsonb, $6, $7)`,
-      [
-        event.actorId,
-        event.action,
-        event.targetType,
-        event.targetIds,
-        JSON.stringify(event.summary),
-        event.requestId,
-        event.clientIp,
-      ],
-    );
+    if (deferToCommit(manager, AUDIT_ROWS, event)) return;
+    const params = new SqlParams();
+    await manager.query(AUDIT_ROWS.statement([event], params), params.values);
   }
 
   /** One page and the total in one statement: one row per event, or a single row of nulls when the page is empty. */

@@ -5,6 +5,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { overrideQueryBound } from './bounded-client.js';
+import { SqlParams } from './sql.js';
 
 /**
  * A database transaction in progress, as services see it: something to hand to repository methods so their
@@ -13,8 +14,63 @@ import { overrideQueryBound } from './bounded-client.js';
 export type Transaction = EntityManager;
 
 /**
+ * Rows a repository leaves for the end of the transaction (the audit trail, the change events): every item of
+ * one kind is written by one data-modifying statement, and the statements of every kind are sent together as
+ * one, just before the commit. A change's records then cost the change one round trip between them, not one
+ * each, and no row lock the change took is held longer for them (docs/performance.md, "Module writes").
+ */
+export interface DeferredRows<T> {
+  /** A data-modifying statement (an INSERT) writing `items` in their order, its values added to `params`. */
+  statement(items: readonly T[], params: SqlParams): string;
+  /** An expression evaluated once by the combined statement after its writes (a `pg_notify`), if any. */
+  select?: string;
+}
+
+/** Per transaction opened by Transactions: the items left so far, by kind, kinds in the order first used. */
+const deferred = new WeakMap<EntityManager, Map<DeferredRows<unknown>, unknown[]>>();
+
+/**
+ * Leaves `item` to be written by `kind` at the end of `transaction`; false when the transaction was not opened by
+ * {@link Transactions}, and the caller writes it at once.
+ */
+export function deferToCommit<T>(transaction: EntityManager, kind: DeferredRows<T>, item: T): boolean {
+  const kinds = deferred.get(transaction);
+  if (kinds === undefined) return false;
+  const items = kinds.get(kind);
+  if (items) items.push(item);
+  else kinds.set(kind, [item]);
+  return true;
+}
+
+/** Runs `work` with deferral on, then writes what it deferred in one statement (before the caller commits). */
+async function withDeferredRows<T>(
+  manager: EntityManager,
+  work: (transaction: Transaction) => Promise<T>,
+): Promise<T> {
+  const kinds = new Map<DeferredRows<unknown>, unknown[]>();
+  deferred.set(manager, kinds);
+  try {
+    const result = await work(manager);
+    if (kinds.size > 0) {
+      const params = new SqlParams();
+      const writes = [...kinds].map(([kind, items], i) => `w${i} AS (${kind.statement(items, params)})`);
+      const selects = [...kinds.keys()].flatMap((kind) => (kind.select ? [kind.select] : []));
+      kinds.clear();
+      await manager.query(
+        `WITH ${writes.join(',\n')}\nSELECT ${selects.length > 0 ? selects.join(', ') : '1'}`,
+        params.values,
+      );
+    }
+    return result;
+  } finally {
+    deferred.delete(manager);
+  }
+}
+
+/**
  * Opens transactions for services whose transaction boundary interleaves with rules: `run(work)` commits when
- * `work` resolves and rolls back when it throws. Services pass the transaction on to repositories.
+ * `work` resolves and rolls back when it throws. Services pass the transaction on to repositories. Rows left
+ * with {@link deferToCommit} are written after `work` resolves, before the commit.
  */
 @Injectable()
 export class Transactions {
@@ -25,7 +81,7 @@ export class Transactions {
 
   /** A transaction of an interactive request: the pool's bounds (DB_STATEMENT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS). */
   run<T>(work: (transaction: Transaction) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction(work);
+    return this.dataSource.transaction((manager) => withDeferredRows(manager, work));
   }
 
   /**
@@ -43,7 +99,7 @@ export class Transactions {
       await runner.query(`SELECT set_config('statement_timeout', $1, true)`, [
         String(this.config.dbLongStatementTimeoutMs),
       ]);
-      const result = await work(runner.manager);
+      const result = await withDeferredRows(runner.manager, work);
       await runner.commitTransaction();
       return result;
     } catch (error) {

@@ -8,6 +8,8 @@ import {
   type TransactionCommitEvent,
   type TransactionRollbackEvent,
 } from 'typeorm';
+import { SqlParams } from '../database/sql.js';
+import { deferToCommit, type DeferredRows } from '../database/transactions.js';
 import { type ChangeEventType, type NewChangeEvent } from './change-event-types.js';
 
 /**
@@ -40,6 +42,20 @@ interface FeedPage {
 
 /** The channel `append` notifies in the writing transaction; PostgreSQL delivers it on commit. */
 export const CHANGE_EVENTS_CHANNEL = 'change_events';
+
+/**
+ * The events of one or more `append` calls as one INSERT, in their order (the feed orders a transaction's
+ * events by id), and the notification of the feed's listeners.
+ */
+const CHANGE_EVENT_ROWS: DeferredRows<readonly NewChangeEvent[]> = {
+  statement: (batches, params) => `INSERT INTO change_events (type, data)
+         SELECT e.value->>'type', e.value->'data'
+         FROM jsonb_array_elements(${params.add(
+           JSON.stringify(batches.flat().map((event) => ({ type: event.type, data: event.data ?? null }))),
+         )}::jsonb) WITH ORDINALITY AS e(value, n)
+         ORDER BY e.n`,
+  select: `pg_notify('${CHANGE_EVENTS_CHANNEL}', '')`,
+};
 
 /**
  * The oldest transaction id still in progress anywhere in the cluster (the snapshot's xmin). Every transaction
@@ -133,23 +149,20 @@ export class ChangeEventsRepository implements EntitySubscriberInterface {
   }
 
   /**
-   * Inserts the events in `manager`'s transaction with one statement, in the order given, and notifies the
-   * feed's listeners; the rows and the notification become visible when that transaction commits, and vanish
-   * with it when it rolls back.
+   * Inserts the events in `manager`'s transaction, in the order given, and notifies the feed's listeners; the
+   * rows and the notification become visible when that transaction commits, and vanish with it when it rolls
+   * back. In a transaction Transactions opened, they are written at its end, every event of the transaction in
+   * one statement with its other deferred rows (`deferToCommit`).
    */
   async append(manager: EntityManager, events: readonly NewChangeEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await manager.query(
-      `WITH inserted AS (
-         INSERT INTO change_events (type, data)
-         SELECT e.value->>'type', e.value->'data'
-         FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(value, n)
-         ORDER BY e.n
-         RETURNING 1
-       )
-       SELECT pg_notify('${CHANGE_EVENTS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM inserted)`,
-      [JSON.stringify(events.map((event) => ({ type: event.type, data: event.data ?? null })))],
-    );
+    if (!deferToCommit(manager, CHANGE_EVENT_ROWS, events)) {
+      const params = new SqlParams();
+      await manager.query(
+        `WITH inserted AS (${CHANGE_EVENT_ROWS.statement([events], params)}) SELECT ${CHANGE_EVENT_ROWS.select}`,
+        params.values,
+      );
+    }
     const runner = manager.queryRunner;
     if (runner === undefined) return;
     const counts = this.uncommitted.get(runner) ?? new Map<ChangeEventType, number>();
