@@ -524,7 +524,9 @@ function peakBreakdown(rows) {
   const at = top.peakRssMiB.atPeak;
   return (
     ` The service's highest peak was under ${top.route} (${top.peakRssMiB.service} MiB; bare ${top.peakRssMiB.bare}); ` +
-    `sampled near it every 20 ms: RSS ${at.rss} MiB, V8 heap ${at.heapTotal} MiB (${at.heapUsed} used), ` +
+    `sampled near it every 20 ms: RSS ${at.rss} MiB, V8 heap ${at.heapTotal} MiB (${at.heapUsed} used, of ` +
+    `which ${at.largeObjectsUsed} MiB in large-object space: strings and arrays over V8's large-object size, ` +
+    `freed only by a full collection), ` +
     `external ${at.external} MiB (array buffers ${at.arrayBuffers}).`
   );
 }

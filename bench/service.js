@@ -74,7 +74,9 @@ process.on('message', (message) => {
     peakSample = undefined;
     // rss() alone is cheap (one read of /proc/self/stat); the whole breakdown only for a new largest one.
     peakTimer = setInterval(() => {
-      if (!peakSample || process.memoryUsage.rss() > peakSample.rss) peakSample = process.memoryUsage();
+      if (peakSample && process.memoryUsage.rss() <= peakSample.rss) return;
+      const large = v8.getHeapSpaceStatistics().find((space) => space.space_name === 'large_object_space');
+      peakSample = { ...process.memoryUsage(), largeObjectsUsed: large?.space_used_size ?? 0 };
     }, 20);
     process.send({ peak: 'started' });
   }
