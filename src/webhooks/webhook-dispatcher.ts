@@ -20,12 +20,6 @@ const IDLE_POLL_MS = 60_000;
 const UNLISTENED_POLL_MS = 1000;
 /** Events are there but not safe to serve yet (an older transaction is still running): look again soon. */
 const PENDING_POLL_MS = 50;
-/**
- * The shortest time from one round's start to the next one's, unless the last round filled a batch: under a
- * stream of writes every commit notifies, and one round per commit would add a transaction to each write.
- * Notifications arriving meanwhile are not lost (the ticket was taken before the read); they are served together.
- */
-const MIN_ROUND_GAP_MS = 50;
 
 interface DispatchResult {
   dispatched: number;
@@ -70,7 +64,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     while (!this.stopped) {
       // Taken before reading, so a commit between the read and the wait still wakes us.
       const ticket = this.notifications.next();
-      const startedAt = Date.now();
       let result: DispatchResult | undefined;
       try {
         result = await this.dispatchOnce();
@@ -93,24 +86,19 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         ticket.cancel();
         break;
       }
-      await this.sleep(startedAt + MIN_ROUND_GAP_MS - Date.now());
-      await this.sleep(pause, ticket.woken);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pause);
+        this.wakeSleep = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        void ticket.woken.then(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
       ticket.cancel();
     }
-  }
-
-  /** Waits `ms`, or until `woken` resolves, or until shutdown. */
-  private sleep(ms: number, woken?: Promise<void>): Promise<void> {
-    if (this.stopped || ms <= 0) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wakeSleep = done;
-      void woken?.then(done);
-    });
   }
 
   /**
