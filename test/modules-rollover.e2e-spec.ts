@@ -666,7 +666,7 @@ describe('POST /api/modules/rollover', () => {
       'SELECT id::text AS id, code',
       'INSERT INTO modules',
       'INSERT INTO user_module_roles',
-      // The audit event and the change events, written together before the commit (deferToCommit).
+      // The audit event and the change events, written together before the commit (writeRows).
       'WITH w0 AS',
       'COMMIT',
     ];

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { type Paging } from '../core/query.js';
 import { pageWithTotal, type PageRow, SqlParams, splitPage, whereClause } from '../database/sql.js';
-import { deferToCommit, type DeferredRows } from '../database/transactions.js';
+import { type DeferredRows, writeRows } from '../database/transactions.js';
 import { type AuditAction, type AuditTargetType } from './audit-actions.js';
 
 /** A row to insert; `at` is the database's clock (the change's transaction time). */
@@ -65,12 +65,10 @@ export class AuditRepository {
 
   /**
    * Inserts in `manager`'s transaction, so the event commits or rolls back with the change it records: at the
-   * transaction's end, with the other rows it left there (`deferToCommit`), when Transactions opened it.
+   * transaction's end, with the other rows it left there (`writeRows`), when Transactions opened it.
    */
-  async insert(event: NewAuditEvent, manager: EntityManager = this.dataSource.manager): Promise<void> {
-    if (deferToCommit(manager, AUDIT_ROWS, event)) return;
-    const params = new SqlParams();
-    await manager.query(AUDIT_ROWS.statement([event], params), params.values);
+  insert(event: NewAuditEvent, manager: EntityManager = this.dataSource.manager): Promise<void> {
+    return writeRows(manager, AUDIT_ROWS, event);
   }
 
   /** One page and the total in one statement: one row per event, or a single row of nulls when the page is empty. */

@@ -30,16 +30,30 @@ export interface DeferredRows<T> {
 const deferred = new WeakMap<EntityManager, Map<DeferredRows<unknown>, unknown[]>>();
 
 /**
- * Leaves `item` to be written by `kind` at the end of `transaction`; false when the transaction was not opened by
- * {@link Transactions}, and the caller writes it at once.
+ * Writes `item` with `kind` in `transaction`: at its end when {@link Transactions} opened it, with every other
+ * row left there; otherwise (a manager of its own, a transaction opened elsewhere) at once, by the same statement.
  */
-export function deferToCommit<T>(transaction: EntityManager, kind: DeferredRows<T>, item: T): boolean {
+export async function writeRows<T>(
+  transaction: EntityManager,
+  kind: DeferredRows<T>,
+  item: T,
+): Promise<void> {
   const kinds = deferred.get(transaction);
-  if (kinds === undefined) return false;
+  if (kinds === undefined) return writeDeferred(transaction, new Map([[kind, [item]]]));
   const items = kinds.get(kind);
   if (items) items.push(item);
   else kinds.set(kind, [item]);
-  return true;
+}
+
+/** Every kind's INSERT as one statement (data-modifying CTEs), then each kind's SELECT expression. */
+async function writeDeferred<T>(manager: EntityManager, kinds: Map<DeferredRows<T>, T[]>): Promise<void> {
+  const params = new SqlParams();
+  const writes = [...kinds].map(([kind, items], i) => `w${i} AS (${kind.statement(items, params)})`);
+  const selects = [...kinds.keys()].flatMap((kind) => (kind.select ? [kind.select] : []));
+  await manager.query(
+    `WITH ${writes.join(',\n')}\nSELECT ${selects.length > 0 ? selects.join(', ') : '1'}`,
+    params.values,
+  );
 }
 
 /** Runs `work` with deferral on, then writes what it deferred in one statement (before the caller commits). */
@@ -51,16 +65,7 @@ async function withDeferredRows<T>(
   deferred.set(manager, kinds);
   try {
     const result = await work(manager);
-    if (kinds.size > 0) {
-      const params = new SqlParams();
-      const writes = [...kinds].map(([kind, items], i) => `w${i} AS (${kind.statement(items, params)})`);
-      const selects = [...kinds.keys()].flatMap((kind) => (kind.select ? [kind.select] : []));
-      kinds.clear();
-      await manager.query(
-        `WITH ${writes.join(',\n')}\nSELECT ${selects.length > 0 ? selects.join(', ') : '1'}`,
-        params.values,
-      );
-    }
+    if (kinds.size > 0) await writeDeferred(manager, kinds);
     return result;
   } finally {
     deferred.delete(manager);
@@ -70,7 +75,7 @@ async function withDeferredRows<T>(
 /**
  * Opens transactions for services whose transaction boundary interleaves with rules: `run(work)` commits when
  * `work` resolves and rolls back when it throws. Services pass the transaction on to repositories. Rows left
- * with {@link deferToCommit} are written after `work` resolves, before the commit.
+ * with {@link writeRows} are written after `work` resolves, before the commit.
  */
 @Injectable()
 export class Transactions {

@@ -8,8 +8,7 @@ import {
   type TransactionCommitEvent,
   type TransactionRollbackEvent,
 } from 'typeorm';
-import { SqlParams } from '../database/sql.js';
-import { deferToCommit, type DeferredRows } from '../database/transactions.js';
+import { type DeferredRows, writeRows } from '../database/transactions.js';
 import { type ChangeEventType, type NewChangeEvent } from './change-event-types.js';
 
 /**
@@ -152,17 +151,11 @@ export class ChangeEventsRepository implements EntitySubscriberInterface {
    * Inserts the events in `manager`'s transaction, in the order given, and notifies the feed's listeners; the
    * rows and the notification become visible when that transaction commits, and vanish with it when it rolls
    * back. In a transaction Transactions opened, they are written at its end, every event of the transaction in
-   * one statement with its other deferred rows (`deferToCommit`).
+   * one statement with its other deferred rows (`writeRows`).
    */
   async append(manager: EntityManager, events: readonly NewChangeEvent[]): Promise<void> {
     if (events.length === 0) return;
-    if (!deferToCommit(manager, CHANGE_EVENT_ROWS, events)) {
-      const params = new SqlParams();
-      await manager.query(
-        `WITH inserted AS (${CHANGE_EVENT_ROWS.statement([events], params)}) SELECT ${CHANGE_EVENT_ROWS.select}`,
-        params.values,
-      );
-    }
+    await writeRows(manager, CHANGE_EVENT_ROWS, events);
     const runner = manager.queryRunner;
     if (runner === undefined) return;
     const counts = this.uncommitted.get(runner) ?? new Map<ChangeEventType, number>();
