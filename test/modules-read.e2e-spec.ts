@@ -142,6 +142,40 @@ describe('module reads', () => {
       expect(res.body.data.id).toBe(Number(module.id));
     });
 
+    it('writes a large body (sent as one buffer) byte for byte as JSON.stringify would, multi-byte text included', async () => {
+      // Over 16 KiB of JSON text (LARGE_JSON_TEXT): the envelope is written into a Buffer from its parts.
+      const students: UserRow[] = [];
+      for (let i = 0; i < 120; i += 1) {
+        const username = `Gro\u00df-\u{1f600}-${String(i).padStart(3, '0')}-${module.id}`;
+        const user = await makeUser(app.dataSource, {
+          username,
+          email: `gross${i}-${module.id}@example.edu`,
+        });
+        await assignRole(app.dataSource, user.id, module.id, ModuleRole.Student);
+        students.push(user);
+      }
+      const response = await fetch(`${app.url}/api/modules/${module.id}`, {
+        headers: { authorization: `Bearer ${adminToken}` },
+      });
+      const body = await response.text();
+      const expected = JSON.stringify({
+        success: true,
+        data: {
+          ...moduleJson(module),
+          lecturers: [],
+          assistant_lecturers: [],
+          tutors: [],
+          students: students.map(userJson),
+        },
+        message: 'Module retrieved successfully',
+      });
+      expect(expected.length).toBeGreaterThan(16_384);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(Number(response.headers.get('content-length'))).toBe(Buffer.byteLength(expected));
+      expect(body).toBe(expected);
+    });
+
     it('refuses a user without a role in the module', async () => {
       const user = await makeUser(app.dataSource);
       const other = await makeModule(app.dataSource);

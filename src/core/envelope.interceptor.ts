@@ -56,12 +56,35 @@ export class EnvelopeInterceptor implements NestInterceptor {
   }
 }
 
+/** The envelope's `{"success":true,"data":` head of a JSON text answer. */
+const HEAD = '{"success":true,"data":';
+/** From this many characters on, a JSON text answer is written into one Buffer instead of joined as a string. */
+export const LARGE_JSON_TEXT = 16_384;
+
+/**
+ * The envelope around JSON text. A large one is copied part by part into one Buffer, which lives outside V8's
+ * heap and goes with its request: joined as a string it would be flattened into a second copy of the body in
+ * V8's large-object space, where dead copies pile up until a full collection (docs/performance.md, memory).
+ */
+function envelopeText(parts: readonly string[], end: string): string | Buffer {
+  let length = HEAD.length + end.length;
+  for (const part of parts) length += part.length;
+  if (length < LARGE_JSON_TEXT) return HEAD + parts.join('') + end;
+  let bytes = Buffer.byteLength(HEAD) + Buffer.byteLength(end);
+  for (const part of parts) bytes += Buffer.byteLength(part);
+  const body = Buffer.allocUnsafe(bytes);
+  let at = body.write(HEAD, 0);
+  for (const part of parts) at += body.write(part, at);
+  body.write(end, at);
+  return body;
+}
+
 function wrap(result: unknown, message: string, context: ExecutionContext): unknown {
   if (result instanceof StreamableFile) return result;
   if (result instanceof JsonText) {
-    // Fastify sends a string with a JSON content type as it is.
+    // Fastify sends a string or a Buffer with a JSON content type as it is.
     context.switchToHttp().getResponse<FastifyReply>().type('application/json; charset=utf-8');
-    return `{"success":true,"data":${result.json}${tail(message)}`;
+    return envelopeText(result.parts, tail(message));
   }
   if (result instanceof WithMessage) {
     const { data, message: custom } = result as WithMessage<unknown>;

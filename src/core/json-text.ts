@@ -1,11 +1,21 @@
 /**
  * A handler result that is already JSON text, built by PostgreSQL for a large body (a module with thousands of
- * people): the envelope interceptor writes the envelope around it as text, so the service neither parses the
- * rows into objects nor serialises them again.
+ * people): the envelope interceptor writes the envelope around it, so the service neither parses the rows into
+ * objects nor serialises them again. The text is kept as its parts, in order: a large answer is copied from them
+ * once, into the bytes sent, never first joined into one more large string (docs/performance.md, memory).
  */
 export class JsonText<T = unknown> {
   /** The shape the text holds, for readers of a handler's signature (never set). */
   declare readonly shape?: T;
 
-  constructor(readonly json: string) {}
+  readonly parts: readonly string[];
+
+  constructor(...parts: string[]) {
+    this.parts = parts;
+  }
+
+  /** The whole text. */
+  get json(): string {
+    return this.parts.join('');
+  }
 }

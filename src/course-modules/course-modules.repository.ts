@@ -128,16 +128,18 @@ const MODULE_WITH_CALLER_ROLE_SQL = `SELECT ${MODULE_COLUMNS},
   WHERE m.id = $1`;
 
 /**
- * The single read in one statement: the module, the caller's role in it and its personnel lists, the lists
- * read only when the caller may read the module (an admin, $3, or holding a role in it: `canReadModule`);
- * otherwise they are empty, and the service answers 403 anyway.
+ * The single read in one statement: the module as JSON text (`moduleJson`), the caller's role in it and its
+ * personnel lists, the lists read only when the caller may read the module (an admin, $3, or holding a role in
+ * it: `canReadModule`); otherwise they are empty, and the service answers 403 anyway. No row: no such module.
  */
-const MODULE_READ_SQL = `SELECT ${MODULE_COLUMNS}, c.role AS "callerRole",
+const MODULE_READ_SQL = `SELECT ${moduleJson('m')} AS module, c.role AS "callerRole",
          people.lecturers, people.assistants, people.tutors, people.students
-  FROM modules m
+  FROM (SELECT ${MODULE_COLUMNS} FROM modules m WHERE m.id = $1) m
   LEFT JOIN user_module_roles c ON c.module_id = m.id AND c.user_id = $2
-  CROSS JOIN LATERAL (${personnelJsonOf('m.id', '($3 OR c.role IS NOT NULL)')}) people
-  WHERE m.id = $1`;
+  CROSS JOIN LATERAL (${personnelJsonOf('m.id', '($3 OR c.role IS NOT NULL)')}) people`;
+
+/** The single read's row: the Module's JSON text, the caller's role in it, and the personnel lists. */
+export type ModuleReadRow = { module: string; callerRole: ModuleRole | null } & PersonnelJson;
 
 /** A module's stored values as written by create and replace. */
 export interface ModuleValues {
@@ -241,19 +243,19 @@ export class CourseModulesRepository {
   }
 
   /**
-   * The module, the caller's role in it and, when the caller is an admin or holds a role in it, its personnel
-   * lists (else empty ones): null when there is no such module. One statement for the single read.
+   * The module's JSON text, the caller's role in it and, when the caller is an admin or holds a role in it, its
+   * personnel lists (else empty ones): null when there is no such module. One statement for the single read.
    */
   async withCallerRoleAndPersonnel(
     moduleId: string,
     callerId: number,
     admin: boolean,
-  ): Promise<(ModuleSource & { callerRole: ModuleRole | null } & PersonnelJson) | null> {
-    const [row] = await preparedQuery<ModuleSource & { callerRole: ModuleRole | null } & PersonnelJson>(
-      this.modules.manager.connection,
-      MODULE_READ_SQL,
-      [moduleId, callerId, admin],
-    );
+  ): Promise<ModuleReadRow | null> {
+    const [row] = await preparedQuery<ModuleReadRow>(this.modules.manager.connection, MODULE_READ_SQL, [
+      moduleId,
+      callerId,
+      admin,
+    ]);
     return row ?? null;
   }
 

@@ -123,8 +123,8 @@ export class CourseModulesService {
       if (!isStatementError(error)) throw error;
       return this.readApart(moduleId, viewer);
     }
-    const module = readable(found, viewer);
-    return moduleWithPersonnelJson(module, module);
+    const row = readable(found, viewer);
+    return moduleWithPersonnelJson(row.module, row);
   }
 
   /** `read` in two statements: the module and the caller's role, then the personnel. */
@@ -136,7 +136,7 @@ export class CourseModulesService {
     } catch (error) {
       throw new InternalFailure(PERSONNEL_FAILURE_MESSAGE, error);
     }
-    return moduleWithPersonnelJson(module, people);
+    return moduleWithPersonnelJson(JSON.stringify(toModuleResponse(module)), people);
   }
 
   async create(input: ModuleInput, context: RequestContext): Promise<ModuleResponse> {

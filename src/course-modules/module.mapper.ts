@@ -85,7 +85,9 @@ export interface ModuleList {
  */
 export function moduleListJson(modulesJson: string, paging: Paging, total: number): JsonText<ModuleList> {
   return new JsonText(
-    `{"modules":[${modulesJson}],"page":${paging.page},"per_page":${paging.perPage},"total":${total}}`,
+    '{"modules":[',
+    modulesJson,
+    `],"page":${paging.page},"per_page":${paging.perPage},"total":${total}}`,
   );
 }
 
@@ -100,8 +102,15 @@ export interface MyModulesJson {
 /** `GET /api/modules/me` as JSON text, from the groups PostgreSQL built. */
 export function myModulesJson(groups: MyModulesJson): JsonText<MyModules> {
   return new JsonText(
-    `{"as_student":[${groups.as_student}],"as_tutor":[${groups.as_tutor}],` +
-      `"as_lecturer":[${groups.as_lecturer}],"as_assistant_lecturer":[${groups.as_assistant_lecturer}]}`,
+    '{"as_student":[',
+    groups.as_student,
+    '],"as_tutor":[',
+    groups.as_tutor,
+    '],"as_lecturer":[',
+    groups.as_lecturer,
+    '],"as_assistant_lecturer":[',
+    groups.as_assistant_lecturer,
+    ']}',
   );
 }
 
@@ -113,14 +122,24 @@ export interface PersonnelJson {
   students: string;
 }
 
-/** The single read as JSON text: the Module's JSON with the four lists PostgreSQL built spliced in. */
+/**
+ * The single read as JSON text: the Module's JSON text (`moduleJson`, built by PostgreSQL, or
+ * `JSON.stringify(toModuleResponse(…))`) with the four lists PostgreSQL built spliced in before its closing brace.
+ */
 export function moduleWithPersonnelJson(
-  module: ModuleSource,
+  moduleJsonText: string,
   people: PersonnelJson,
 ): JsonText<ModuleWithPersonnel> {
-  const head = JSON.stringify(toModuleResponse(module)).slice(0, -1);
   return new JsonText(
-    `${head},"lecturers":[${people.lecturers}],"assistant_lecturers":[${people.assistants}],` +
-      `"tutors":[${people.tutors}],"students":[${people.students}]}`,
+    moduleJsonText.slice(0, -1),
+    ',"lecturers":[',
+    people.lecturers,
+    '],"assistant_lecturers":[',
+    people.assistants,
+    '],"tutors":[',
+    people.tutors,
+    '],"students":[',
+    people.students,
+    ']}',
   );
 }

@@ -154,7 +154,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
       page.last !== null
         ? encodeCursor(page.last)
         : (params.afterCursor ?? encodeCursor(page.pruned ?? FEED_START));
-    return new JsonText(`{"events":${page.eventsJson},"next":${JSON.stringify(next)}}`);
+    return new JsonText('{"events":', page.eventsJson, `,"next":${JSON.stringify(next)}}`);
   }
 
   /** Deletes events older than the retention period (as a prefix of the feed); 0 days keeps everything. */
