@@ -1,5 +1,8 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config/app-config.js';
+import { applyV8Flags } from './core/v8-tuning.js';
+
+applyV8Flags();
 
 async function main(): Promise<void> {
   let config;
