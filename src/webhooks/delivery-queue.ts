@@ -20,6 +20,8 @@ const SCHEMA = 'pgboss';
 /** Workers per replica, each taking up to BATCH_SIZE jobs at a time and attempting them concurrently. */
 const WORKERS = 2;
 const BATCH_SIZE = 25;
+/** Arbitrary, fixed (beside the migrations' and the first administrator's): replicas create the queue in turn. */
+const QUEUE_SETUP_LOCK = 7_240_002;
 
 /** One attempt to make: the event, for which webhook, and which attempt it is. */
 export interface DeliveryJob {
@@ -49,7 +51,10 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
   private readonly expireInSeconds: number;
   private readonly stopping = new AbortController();
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig, @InjectDataSource() dataSource: DataSource) {
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {
     this.expireInSeconds = Math.ceil(config.webhooks.timeoutMs / 1000) + 5;
     this.boss = new PgBoss({
       // The database the service settled on at boot (DATABASE_URL, or the embedded one).
@@ -68,15 +73,29 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
 
   async onModuleInit(): Promise<void> {
     await this.boss.start();
-    // Our own retries are new jobs (the schedule is ours); pg-boss's retries only rerun an attempt that did
-    // not finish (its replica died, or recording it failed).
-    await this.boss.createQueue(DELIVERY_QUEUE, {
-      name: DELIVERY_QUEUE,
-      expireInSeconds: this.expireInSeconds,
-      retryLimit: 50,
-      retryDelay: 1,
-      retentionMinutes: 7 * 24 * 60,
-    });
+    // pg-boss creates a queue's table with DDL that locks its list of queues, which a second replica creating
+    // the same queue holds too: two replicas starting together on a new database deadlocked, and one of them
+    // failed to start. Under an advisory lock they take turns, and the second finds the queue there.
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.query(`SELECT pg_advisory_lock($1)`, [QUEUE_SETUP_LOCK]);
+      try {
+        // Our own retries are new jobs (the schedule is ours); pg-boss's retries only rerun an attempt that did
+        // not finish (its replica died, or recording it failed).
+        await this.boss.createQueue(DELIVERY_QUEUE, {
+          name: DELIVERY_QUEUE,
+          expireInSeconds: this.expireInSeconds,
+          retryLimit: 50,
+          retryDelay: 1,
+          retentionMinutes: 7 * 24 * 60,
+        });
+      } finally {
+        await runner.query(`SELECT pg_advisory_unlock($1)`, [QUEUE_SETUP_LOCK]);
+      }
+    } finally {
+      await runner.release();
+    }
   }
 
   /** Adds jobs in `transaction`: they exist once it commits, and never if it rolls back. */
