@@ -36,6 +36,29 @@ export function longTimeouts(config: AppConfig): DatabaseTimeouts {
   };
 }
 
+/**
+ * Runs `work` while holding the session advisory lock `key` on a connection of `dataSource`'s pool, so that
+ * replicas doing the same (creating something at start) take turns. `work` may use other connections.
+ */
+export async function withAdvisoryLock<T>(
+  dataSource: DataSource,
+  key: number,
+  work: () => Promise<T>,
+): Promise<T> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query(`SELECT pg_advisory_lock($1)`, [key]);
+    try {
+      return await work();
+    } finally {
+      await runner.query(`SELECT pg_advisory_unlock($1)`, [key]);
+    }
+  } finally {
+    await runner.release();
+  }
+}
+
 /** Arbitrary, fixed: instances starting together run migrations one after the other. */
 const MIGRATION_LOCK = 7_240_000;
 

@@ -10,6 +10,7 @@ import PgBoss from 'pg-boss';
 import { DataSource } from 'typeorm';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { withAdvisoryLock } from '../database/database.js';
 import { jobDbOf } from '../database/pg-boss-db.js';
 import { type Transaction } from '../database/transactions.js';
 import { type OutgoingEvent } from './webhook-sender.js';
@@ -76,26 +77,17 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
     // pg-boss creates a queue's table with DDL that locks its list of queues, which a second replica creating
     // the same queue holds too: two replicas starting together on a new database deadlocked, and one of them
     // failed to start. Under an advisory lock they take turns, and the second finds the queue there.
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
-    try {
-      await runner.query(`SELECT pg_advisory_lock($1)`, [QUEUE_SETUP_LOCK]);
-      try {
-        // Our own retries are new jobs (the schedule is ours); pg-boss's retries only rerun an attempt that did
-        // not finish (its replica died, or recording it failed).
-        await this.boss.createQueue(DELIVERY_QUEUE, {
-          name: DELIVERY_QUEUE,
-          expireInSeconds: this.expireInSeconds,
-          retryLimit: 50,
-          retryDelay: 1,
-          retentionMinutes: 7 * 24 * 60,
-        });
-      } finally {
-        await runner.query(`SELECT pg_advisory_unlock($1)`, [QUEUE_SETUP_LOCK]);
-      }
-    } finally {
-      await runner.release();
-    }
+    await withAdvisoryLock(this.dataSource, QUEUE_SETUP_LOCK, () =>
+      // Our own retries are new jobs (the schedule is ours); pg-boss's retries only rerun an attempt that did
+      // not finish (its replica died, or recording it failed).
+      this.boss.createQueue(DELIVERY_QUEUE, {
+        name: DELIVERY_QUEUE,
+        expireInSeconds: this.expireInSeconds,
+        retryLimit: 50,
+        retryDelay: 1,
+        retentionMinutes: 7 * 24 * 60,
+      }),
+    );
   }
 
   /** Adds jobs in `transaction`: they exist once it commits, and never if it rolls back. */
