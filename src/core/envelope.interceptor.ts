@@ -59,7 +59,7 @@ export class EnvelopeInterceptor implements NestInterceptor {
 /** The envelope's `{"success":true,"data":` head of a JSON text answer. */
 const HEAD = '{"success":true,"data":';
 /** From this many characters on, a JSON text answer is written into one Buffer instead of joined as a string. */
-export const LARGE_JSON_TEXT = 16_384;
+const LARGE_JSON_TEXT = 16_384;
 
 /**
  * The envelope around JSON text. A large one is copied part by part into one Buffer, which lives outside V8's

@@ -13,9 +13,4 @@ export class JsonText<T = unknown> {
   constructor(...parts: string[]) {
     this.parts = parts;
   }
-
-  /** The whole text. */
-  get json(): string {
-    return this.parts.join('');
-  }
 }
