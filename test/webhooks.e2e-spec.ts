@@ -246,6 +246,47 @@ describe('Webhooks (/api/webhooks)', () => {
       expect(target.received).toHaveLength(0);
     });
 
+    it('passes over events no enabled webhook takes, and never sends them to a webhook made later', async () => {
+      /** The dispatcher's position, and the newest event's, as `txid.id`. */
+      const position = async () =>
+        (
+          await app.dataSource.query(
+            `SELECT (SELECT last_txid || '.' || last_event_id FROM webhook_dispatch) AS dispatched,
+                    (SELECT txid || '.' || id FROM change_events ORDER BY txid DESC, id DESC LIMIT 1) AS newest`,
+          )
+        )[0] as { dispatched: string | null; newest: string | null };
+      const passed = () =>
+        eventually(async () => {
+          const now = await position();
+          return now.newest !== null && now.dispatched === now.newest ? now : undefined;
+        });
+
+      const target = await receiver();
+      const usersOnly = (await create({ url: target.url, types: ['user.created'] })).body.data;
+      const off = (await create({ url: target.url, types: ['*'] })).body.data;
+      await api.put(`/api/webhooks/${off.id}`, { token, body: { enabled: false } });
+      expect(
+        (await api.post('/api/modules', { token, body: { code: 'WHK103', year: 2026, credits: 15 } })).status,
+      ).toBe(201);
+      // The module's event is passed over although a webhook (disabled) would take it.
+      await passed();
+      expect(target.received).toHaveLength(0);
+
+      // A webhook made now starts after what was passed over: it gets the next event, not the module's.
+      const later = await receiver();
+      const onAll = (await create({ url: later.url, types: ['*'] })).body.data;
+      const user = await api.post('/api/users', {
+        token,
+        body: { username: 'passed', email: 'passed@example.edu', password: 'correct-horse-battery' },
+      });
+      expect(user.status).toBe(201);
+      await later.waitFor((got) => got.length === 1);
+      await target.waitFor((got) => got.length === 1);
+      await passed();
+      expect(later.received.map((request) => verified(onAll.secret, request).type)).toEqual(['user.created']);
+      expect(verified(usersOnly.secret, target.received[0]).data).toEqual(user.body.data);
+    });
+
     it('retries a receiver that fails 3 times: it gets the event once more and the log shows 4 attempts', async () => {
       const target = await receiver((n) => (n < 3 ? 503 : 200));
       const created = (await create({ url: target.url, types: ['*'] })).body.data;

@@ -344,6 +344,7 @@ export const EXAMPLES = {
     markDelivered: { args: ['301', TX] },
     markFailed: { args: ['301', 86_400_000, TX] },
     lockDispatchPosition: { args: [TX] },
+    skipUnwantedEvents: { args: [500] },
     saveDispatchPosition: { args: [POSITION, TX] },
     pruneDeliveriesBefore: { args: [AT] },
   },

@@ -6,7 +6,7 @@ const MAX_NAMED = 200;
 const names = new Map<string, string>();
 
 /**
- * A read-only statement run as a named prepared statement on the data source's own `pg` pool: each
+ * A statement run as a named prepared statement on the data source's own `pg` pool: each
  * connection parses and plans it once (plans of the module read cost more than running it; docs/performance.md).
  * Rows come back as TypeORM's `query()` returns them (same pool, same type parsers). Not for statements inside
  * a transaction, which run on the transaction's query runner. `name: false` runs a statement unnamed unless it

@@ -117,7 +117,8 @@ interface FeedRow {
 type EventCounts = Map<ChangeEventType, number>;
 
 /**
- * The only code that reads or writes `change_events` (the outbox of docs/events.md). It also follows TypeORM's
+ * The only code that writes `change_events` (the outbox of docs/events.md), and the only one that reads it but
+ * for the webhook dispatcher's pass over events no webhook takes (WebhooksRepository). It also follows TypeORM's
  * transaction events, so that what a transaction appended is reported (`onCommitted`) only once it committed.
  */
 @Injectable()

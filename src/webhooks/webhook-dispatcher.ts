@@ -20,9 +20,17 @@ const IDLE_POLL_MS = 60_000;
 const UNLISTENED_POLL_MS = 1000;
 /** Events are there but not safe to serve yet (an older transaction is still running): look again soon. */
 const PENDING_POLL_MS = 50;
+/**
+ * Rounds start at least this far apart unless one filled a batch: a stream of commits, each notifying, is served
+ * by a round per interval instead of one per commit (docs/performance.md, "Create with its event").
+ */
+const ROUND_GAP_MS = 10;
 
 interface DispatchResult {
+  /** Events the position moved past. */
   dispatched: number;
+  /** Jobs enqueued for them. */
+  jobs: number;
   /** Another replica holds the position: it is dispatching. */
   busy: boolean;
   pending: boolean;
@@ -64,13 +72,14 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     while (!this.stopped) {
       // Taken before reading, so a commit between the read and the wait still wakes us.
       const ticket = this.notifications.next();
+      const started = Date.now();
       let result: DispatchResult | undefined;
       try {
         result = await this.dispatchOnce();
       } catch (error) {
         this.logger.warn(`Dispatching change events to webhooks failed: ${String(error)}`);
       }
-      if (result && result.dispatched > 0) this.queue.wake();
+      if (result && result.jobs > 0) this.queue.wake();
       if (result && result.dispatched === BATCH) {
         ticket.cancel();
         continue;
@@ -82,23 +91,27 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
           : this.notifications.connected
             ? IDLE_POLL_MS
             : UNLISTENED_POLL_MS;
-      if (this.stopped) {
-        ticket.cancel();
-        break;
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pause);
-        this.wakeSleep = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        void ticket.woken.then(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await this.sleep(pause, ticket.woken);
       ticket.cancel();
+      // Commits that notify while this waits are served by the next round together.
+      await this.sleep(ROUND_GAP_MS - (Date.now() - started));
     }
+  }
+
+  /** Until `ms` have passed, `woken` resolves, or the service stops, whichever comes first. */
+  private async sleep(ms: number, woken?: Promise<void>): Promise<void> {
+    if (this.stopped || ms <= 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wakeSleep = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      void woken?.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /**
@@ -109,15 +122,24 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     return this.backlog;
   }
 
-  /** One round: the next events after the position, their jobs, and the new position, in one transaction. */
+  /**
+   * One round. Events no enabled webhook takes are passed over by one statement, without their data
+   * (`skipUnwantedEvents`); otherwise the next events after the position, their jobs, and the new position, in
+   * one transaction.
+   */
   async dispatchOnce(): Promise<DispatchResult> {
+    const skip = await this.webhooks.skipUnwantedEvents(BATCH);
+    if (!skip.wanted) {
+      this.backlog = skip.skipped === BATCH ? skip.lastAt : null;
+      return { dispatched: skip.skipped, jobs: 0, busy: skip.busy, pending: skip.pending };
+    }
     return this.transactions.run(async (transaction) => {
       const position = await this.webhooks.lockDispatchPosition(transaction);
-      if (position === undefined) return { dispatched: 0, busy: true, pending: false };
+      if (position === undefined) return { dispatched: 0, jobs: 0, busy: true, pending: false };
       const page = await this.events.readPage(position, null, BATCH);
       if (page.events.length === 0) {
         this.backlog = null;
-        return { dispatched: 0, busy: false, pending: page.pending };
+        return { dispatched: 0, jobs: 0, busy: false, pending: page.pending };
       }
       const subscriptions = await this.webhooks.enabledSubscriptions(transaction);
       const now = new Date().toISOString();
@@ -131,7 +153,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       const last = page.events[page.events.length - 1];
       await this.webhooks.saveDispatchPosition({ txid: last.txid, id: last.id }, transaction);
       this.backlog = page.events.length === BATCH ? last.at : null;
-      return { dispatched: page.events.length, busy: false, pending: page.pending };
+      return { dispatched: page.events.length, jobs: jobs.length, busy: false, pending: page.pending };
     });
   }
 }

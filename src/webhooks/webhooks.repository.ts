@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { type Paging } from '../core/query.js';
+import { preparedQuery } from '../database/prepared.js';
 import { pageWithTotal, type PageRow, SqlParams, splitPage } from '../database/sql.js';
+import { ALL_TYPES } from './webhook-types.js';
 
 export interface WebhookRow {
   id: number;
@@ -45,6 +47,28 @@ export interface DeliveryRow {
 }
 
 type NewDelivery = Omit<DeliveryRow, 'id'> & { webhook_id: string };
+
+/** What `skipUnwantedEvents` found and did. */
+export interface DispatchSkip {
+  /** Another replica moved the position while this one read it: it is dispatching. */
+  busy: boolean;
+  /** Events the position moved past (none when `wanted`). */
+  skipped: number;
+  /** An enabled webhook takes one of the next events: the full round must enqueue their jobs. */
+  wanted: boolean;
+  /** When the last of the events looked at was written; null when there were none. */
+  lastAt: Date | null;
+  /** Events after the position are not safe to serve yet (an older transaction is still running). */
+  pending: boolean;
+}
+
+interface DispatchSkipRow {
+  events: number;
+  wanted: boolean;
+  last_at: Date | null;
+  pending: boolean;
+  moved: number;
+}
 
 const COLUMNS =
   'w.id, w.url, w.types, w.description, w.enabled, w.secret, w.created_at, w.updated_at, w.failing_since';
@@ -198,6 +222,70 @@ export class WebhooksRepository {
     );
     if (row === undefined) return undefined;
     return row.txid === null || row.id === null ? null : { txid: row.txid, id: row.id };
+  }
+
+  /**
+   * The dispatcher's round when no enabled webhook takes any of the next `limit` events that are safe to serve
+   * (the feed's rule, docs/events.md): it moves the position past them in one statement of its own, planned
+   * once per connection (a named prepared statement), without reading the events' data. When a webhook takes
+   * one of them, nothing moves and `wanted` says so: the caller then runs the full round, which enqueues the
+   * jobs in the transaction that moves the position. The position moves only if it is still the one this
+   * statement read (another replica's round moved it, or holds it, otherwise): no row lock is taken before
+   * the update, so the statement has a transaction id only for its last moment, and holds no other writer's
+   * event back from the feed meanwhile. It reads `change_events`, whose only writer is ChangeEventsRepository.
+   */
+  async skipUnwantedEvents(limit: number): Promise<DispatchSkip> {
+    const [row] = await preparedQuery<DispatchSkipRow>(
+      this.dataSource,
+      `WITH p AS MATERIALIZED (
+         -- Before the first round, from the start (ids and transaction ids are positive).
+         SELECT d.last_txid, d.last_event_id,
+                coalesce(d.last_txid, 0) AS after_txid, coalesce(d.last_event_id, 0) AS after_id,
+                pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin
+         FROM webhook_dispatch d
+       ),
+       -- The position and the horizon as scalar subqueries: the comparisons with them are then index
+       -- conditions, whatever the planner guesses of the never-analysed singleton table.
+       batch AS MATERIALIZED (
+         SELECT e.txid, e.id, e.type, e.at
+         FROM change_events e
+         WHERE e.txid < (SELECT xmin FROM p)
+           AND (e.txid, e.id) > ((SELECT after_txid FROM p), (SELECT after_id FROM p))
+         ORDER BY e.txid, e.id
+         LIMIT $1
+       ),
+       wanted AS MATERIALIZED (
+         SELECT EXISTS (
+           SELECT 1 FROM batch b
+           JOIN webhooks w ON w.enabled AND ('${ALL_TYPES}' = ANY (w.types) OR b.type = ANY (w.types))
+         ) AS any
+       ),
+       last AS (SELECT txid, id, at FROM batch ORDER BY txid DESC, id DESC LIMIT 1),
+       moved AS (
+         UPDATE webhook_dispatch d SET last_txid = last.txid, last_event_id = last.id, updated_at = now()
+         FROM p, last, wanted
+         -- Only if the position is still the one read: when another replica moved it meanwhile, nothing moves.
+         WHERE NOT wanted.any
+           AND d.last_txid IS NOT DISTINCT FROM p.last_txid AND d.last_event_id IS NOT DISTINCT FROM p.last_event_id
+         RETURNING 1
+       )
+       SELECT (SELECT count(*)::int FROM batch) AS events,
+              wanted.any AS wanted,
+              (SELECT at FROM last) AS last_at,
+              -- Any event at or past the horizon is after the position, which was below an earlier horizon.
+              coalesce((SELECT max(e.txid) FROM change_events e) >= (SELECT xmin FROM p), false) AS pending,
+              (SELECT count(*)::int FROM moved) AS moved
+       FROM wanted`,
+      [limit],
+    );
+    const skipped = row.moved > 0 ? row.events : 0;
+    return {
+      busy: !row.wanted && row.events > 0 && skipped === 0,
+      skipped,
+      wanted: row.wanted,
+      lastAt: row.last_at,
+      pending: row.pending,
+    };
   }
 
   async saveDispatchPosition(position: { txid: string; id: string }, manager: EntityManager): Promise<void> {
