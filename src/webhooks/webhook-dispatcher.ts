@@ -22,7 +22,7 @@ const UNLISTENED_POLL_MS = 1000;
 const PENDING_POLL_MS = 50;
 /**
  * Rounds start at least this far apart unless one filled a batch: a stream of commits, each notifying, is served
- * by a round per interval instead of one per commit (docs/performance.md, "Create with its event").
+ * by a round per interval instead of one per commit (docs/performance.md, "Fifth round").
  */
 const ROUND_GAP_MS = 10;
 
@@ -130,7 +130,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   async dispatchOnce(): Promise<DispatchResult> {
     const skip = await this.webhooks.skipUnwantedEvents(BATCH);
     if (!skip.wanted) {
-      this.backlog = skip.skipped === BATCH ? skip.lastAt : null;
+      // A busy round says nothing of the backlog: the replica that moved the position knows it.
+      if (!skip.busy) this.backlog = skip.skipped === BATCH ? skip.lastAt : null;
       return { dispatched: skip.skipped, jobs: 0, busy: skip.busy, pending: skip.pending };
     }
     return this.transactions.run(async (transaction) => {
