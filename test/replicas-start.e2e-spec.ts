@@ -1,7 +1,6 @@
-import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { runMigrations } from '../src/database/database.js';
-import { startTestApp, type TestApp, testDatabaseUrl } from './support/app.js';
+import { scratchDatabase, startTestApp, type TestApp } from './support/app.js';
 
 /**
  * Replicas started together on a newly migrated database: each creates what it must (the first administrator,
@@ -9,17 +8,12 @@ import { startTestApp, type TestApp, testDatabaseUrl } from './support/app.js';
  */
 describe('replicas starting together on a new database', () => {
   it('all start, and the job queue is created once', async () => {
-    const name = `mas_replicas_${process.pid}_${Date.now()}`;
-    const admin = new pg.Client({ connectionString: testDatabaseUrl() });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(testDatabaseUrl());
-    url.pathname = `/${name}`;
+    const database = await scratchDatabase('mas_replicas');
     // Migrated first, as by the migration job of a deployment, and with the job queue's schema installed (as by
     // an earlier version): the replicas then reach the queue's creation together.
-    await runMigrations(url.toString());
+    await runMigrations(database.url);
     const boss = new PgBoss({
-      connectionString: url.toString(),
+      connectionString: database.url,
       schema: 'pgboss',
       schedule: false,
       supervise: false,
@@ -29,7 +23,7 @@ describe('replicas starting together on a new database', () => {
     const apps: TestApp[] = [];
     try {
       const started = await Promise.allSettled(
-        [1, 2, 3].map(() => startTestApp({ databaseUrl: url.toString() })),
+        [1, 2, 3].map(() => startTestApp({ databaseUrl: database.url })),
       );
       for (const result of started) if (result.status === 'fulfilled') apps.push(result.value);
       expect(
@@ -43,8 +37,7 @@ describe('replicas starting together on a new database', () => {
       expect(admins[0].n).toBe(1);
     } finally {
       await Promise.all(apps.map((app) => app.close()));
-      await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
-      await admin.end();
+      await database.drop();
     }
   });
 });

@@ -1,16 +1,14 @@
-import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../ormconfig.js';
 import { runMigrations } from '../src/database/database.js';
-import { testDatabaseUrl } from './support/app.js';
+import { scratchDatabase } from './support/app.js';
 
 /**
  * The entities are the schema: on a freshly migrated database TypeORM's schema builder finds nothing to
  * change, so `npm run migration:generate` starts from a clean slate. Runs on a database of its own.
  */
 describe('schema drift between the migrations and the entities', () => {
-  let admin: pg.Client;
-  let name: string;
+  let database: Awaited<ReturnType<typeof scratchDatabase>>;
   let dataSource: DataSource;
 
   const pendingStatements = async (): Promise<string[]> => {
@@ -19,20 +17,14 @@ describe('schema drift between the migrations and the entities', () => {
   };
 
   beforeAll(async () => {
-    admin = new pg.Client({ connectionString: testDatabaseUrl() });
-    await admin.connect();
-    name = `mas_schema_${process.pid}_${Date.now()}`;
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(testDatabaseUrl());
-    url.pathname = `/${name}`;
-    await runMigrations(url.toString());
-    dataSource = new DataSource({ ...dataSourceOptions(url.toString(), 1), logging: false });
+    database = await scratchDatabase('mas_schema');
+    await runMigrations(database.url);
+    dataSource = new DataSource({ ...dataSourceOptions(database.url, 1), logging: false });
     await dataSource.initialize();
   });
   afterAll(async () => {
     await dataSource?.destroy();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
+    await database?.drop();
   });
 
   it('has no statement to run after the migrations', async () => {

@@ -1,9 +1,8 @@
-import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../ormconfig.js';
 import { runMigrations } from '../src/database/database.js';
 import { WebhooksRepository } from '../src/webhooks/webhooks.repository.js';
-import { testDatabaseUrl } from './support/app.js';
+import { scratchDatabase } from './support/app.js';
 
 /**
  * The webhook dispatcher's pass over events no enabled webhook takes (`skipUnwantedEvents`), run by several
@@ -12,28 +11,22 @@ import { testDatabaseUrl } from './support/app.js';
  * so that no other dispatcher moves the position meanwhile.
  */
 describe('the dispatcher passing over unwanted events, several at once', () => {
-  const name = `mas_dispatch_${process.pid}_${Date.now()}`;
-  let admin: pg.Client;
+  let database: Awaited<ReturnType<typeof scratchDatabase>>;
   let dataSource: DataSource;
   let webhooks: WebhooksRepository;
 
   beforeAll(async () => {
-    admin = new pg.Client({ connectionString: testDatabaseUrl() });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(testDatabaseUrl());
-    url.pathname = `/${name}`;
-    await runMigrations(url.toString());
+    database = await scratchDatabase('mas_dispatch');
+    await runMigrations(database.url);
     dataSource = await new DataSource({
-      ...dataSourceOptions(url.toString(), 4),
+      ...dataSourceOptions(database.url, 4),
       logging: false,
     }).initialize();
     webhooks = new WebhooksRepository(dataSource);
   });
   afterAll(async () => {
     await dataSource?.destroy();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
+    await database?.drop();
   });
 
   const position = async () =>

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { type DataSource } from 'typeorm';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { type RunningService, startService } from '../../src/app.js';
@@ -29,6 +30,31 @@ export function testDatabaseUrl(): string {
   const url = process.env.TEST_DATABASE_URL;
   if (!url) throw new Error('TEST_DATABASE_URL is not set: run the e2e tests through jest (global-setup.ts)');
   return url;
+}
+
+/** A database of its own on the test database's server (`prefix` + a unique suffix), and how to drop it. */
+export async function scratchDatabase(prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const admin = new pg.Client({ connectionString: testDatabaseUrl() });
+  await admin.connect();
+  const name = `${prefix}_${process.pid}_${Date.now()}`;
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } catch (error) {
+    await admin.end();
+    throw error;
+  }
+  const url = new URL(testDatabaseUrl());
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      try {
+        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await admin.end();
+      }
+    },
+  };
 }
 
 /**
