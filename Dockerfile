@@ -23,10 +23,14 @@ RUN npm ci --omit=dev --no-audit --no-fund
 # no TypeScript, no dev dependencies, not root. `node dist/src/cli.js` and `node dist/src/database/migrate.js`
 # are the user and migration commands inside it (docs/containers.md).
 FROM ${NODE_IMAGE}
+# glibc's allocator: two arenas, and blocks of 128 KiB or more always mapped apart, so the memory of a large answer
+# goes back to the system when it is freed instead of staying in the process (docs/performance.md, sixth round).
 ENV NODE_ENV=production \
     PORT=3000 \
     HOST=0.0.0.0 \
-    DATA_DIR=/data
+    DATA_DIR=/data \
+    MALLOC_ARENA_MAX=2 \
+    MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=deps --chown=root:root /app/package.json ./
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules

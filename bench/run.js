@@ -116,6 +116,13 @@ async function provideDatabase() {
 // ---------------------------------------------------------------------------------------------------------
 // The two servers, each in a child process of its own so that autocannon does not share their event loop.
 
+/**
+ * The container's allocator settings (Dockerfile): glibc's malloc with two arenas, and blocks of 128 KiB or more
+ * always mapped apart, so that they go back to the system when freed. Both servers run with them, as both would
+ * in the service's image (docs/performance.md, sixth round).
+ */
+const ALLOCATOR_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' };
+
 /** Forks `script` with `env`, waits for its `{ url }`, registers its stop; returns url, pid and its log lines. */
 async function startChild(name, script, env, execArgv = process.execArgv) {
   const child = fork(path.join(BENCH_DIR, script), [], {
@@ -183,6 +190,7 @@ async function startServers(databaseUrl, jwtSecret, idp) {
     'service.js',
     {
       ...process.env,
+      ...ALLOCATOR_ENV,
       NODE_ENV: 'production',
       DATABASE_URL: databaseUrl,
       DATA_DIR: dataDir,
@@ -200,6 +208,7 @@ async function startServers(databaseUrl, jwtSecret, idp) {
   );
   const bare = await startChild('bare', 'bare.js', {
     ...process.env,
+    ...ALLOCATOR_ENV,
     DATABASE_URL: databaseUrl,
     JWT_SECRET: jwtSecret,
     DB_POOL_SIZE: String(POOL_SIZE),
