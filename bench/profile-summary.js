@@ -1,6 +1,6 @@
 // Summarises V8 CPU profiles (`npm run bench -- --quick --profile` writes the service's into
-// bench/results/latest-profiles/): self time by package (or node:/V8 internals) and the top functions, as a share of the
-// sampled time outside the idle loop.
+// bench/results/latest-profiles/, the bare implementation's into latest-bare-profiles/): self time by package (or
+// node:/V8 internals) and the top functions, as a share of the sampled time outside the idle loop.
 //
 //   node bench/profile-summary.js bench/results/latest-profiles/*.cpuprofile [--top=40] [--us=140]
 //

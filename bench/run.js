@@ -123,6 +123,16 @@ async function provideDatabase() {
  */
 const ALLOCATOR_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' };
 
+/**
+ * --profile: each server writes a V8 CPU profile of the whole run into `dir` of bench/results when it stops
+ * (bench/profile-summary.js), so that both sides' layers can be set side by side.
+ */
+function profiled(dir) {
+  return PROFILE
+    ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${path.join(RESULTS_DIR, dir)}`]
+    : process.execArgv;
+}
+
 /** Forks `script` with `env`, waits for its `{ url }`, registers its stop; returns url, pid and its log lines. */
 async function startChild(name, script, env, execArgv = process.execArgv) {
   const child = fork(path.join(BENCH_DIR, script), [], {
@@ -181,10 +191,6 @@ async function startChild(name, script, env, execArgv = process.execArgv) {
 async function startServers(databaseUrl, jwtSecret, idp) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mas-bench-data-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  // --profile: the service writes a V8 CPU profile of the whole run when it stops (bench/profile-summary.js).
-  const serviceArgs = PROFILE
-    ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${path.join(RESULTS_DIR, 'latest-profiles')}`]
-    : process.execArgv;
   const service = await startChild(
     'service',
     'service.js',
@@ -204,15 +210,20 @@ async function startServers(databaseUrl, jwtSecret, idp) {
       // Single sign-on on (docs/sso.md), for the IdP-token scenario; the curve's services run without.
       ...(idp ? { OIDC_ISSUER: idp.issuer, OIDC_AUDIENCE: idp.audience } : {}),
     },
-    serviceArgs,
+    profiled('latest-profiles'),
   );
-  const bare = await startChild('bare', 'bare.js', {
-    ...process.env,
-    ...ALLOCATOR_ENV,
-    DATABASE_URL: databaseUrl,
-    JWT_SECRET: jwtSecret,
-    DB_POOL_SIZE: String(POOL_SIZE),
-  });
+  const bare = await startChild(
+    'bare',
+    'bare.js',
+    {
+      ...process.env,
+      ...ALLOCATOR_ENV,
+      DATABASE_URL: databaseUrl,
+      JWT_SECRET: jwtSecret,
+      DB_POOL_SIZE: String(POOL_SIZE),
+    },
+    profiled('latest-bare-profiles'),
+  );
   return { service, bare, storageDir: path.join(dataDir, 'files') };
 }
 
