@@ -55,6 +55,27 @@ const pageItems = (where: string, orderBy: string, limit: string, offset: string
     ) p
   ) page`;
 
+/** Most list shapes (filters present, sort keys) whose statement text is kept (LIST_SQL). */
+const MAX_LIST_SHAPES = 256;
+/**
+ * The statement text of each list shape, one string per shape: `preparedQuery` looks a statement's name up by its
+ * text, and `pg` compares it with the text it prepared, so a text built anew per request was flattened and hashed
+ * on every request (about 2 µs on the member list in a profile, docs/performance.md); a kept string carries its hash.
+ */
+const LIST_SQL = new Map<string, string>();
+
+/** The text of `sql` as kept for `shape`, the first time it was built (the same text: it depends on the shape only). */
+function keptListSql(filter: ModuleListFilter, sql: string): string {
+  let shape = `${filter.memberId === undefined ? '' : 'm'}${filter.query ? 'q' : ''}${filter.code ? 'c' : ''}${
+    filter.year === undefined ? '' : 'y'
+  }`;
+  for (const key of filter.sort) shape += `,${key.descending ? '-' : '+'}${key.column}`;
+  const kept = LIST_SQL.get(shape);
+  if (kept !== undefined) return kept;
+  if (LIST_SQL.size < MAX_LIST_SHAPES) LIST_SQL.set(shape, sql);
+  return sql;
+}
+
 /**
  * One row: `total`, and `items`, the page's Module JSON texts joined by commas in the page's order.
  * Non-admins: the page and the count of their own modules (a few rows each). Admins: the page, an index walk,
@@ -84,7 +105,7 @@ export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
     const sql = `SELECT total.n AS total, page.items
   FROM (SELECT count(*) AS n FROM modules m ${where}) total
   ${pageItems(where, orderBy, limit, offset)}`;
-    return { sql, params: params.values };
+    return { sql: keptListSql(filter, sql), params: params.values };
   }
   const total =
     conditions.length === 0
@@ -96,7 +117,7 @@ export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
   const sql = `SELECT s.version, ${total} AS total, page.items
   FROM module_stats s
   ${pageItems(where, orderBy, limit, offset)}`;
-  return { sql, params: params.values };
+  return { sql: keptListSql(filter, sql), params: params.values };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { toPaging } from '../core/query.js';
+import { type SortKey, toPaging } from '../core/query.js';
 import { moduleListQuery } from './course-modules.repository.js';
 import { eligibleUsersQuery, personnelListQuery } from './module-roles.repository.js';
 import { ModuleRole } from './module-role.js';
@@ -35,6 +35,60 @@ describe('moduleListQuery', () => {
       '(m.code ILIKE $2 OR m.description ILIKE $2) AND m.code ILIKE $3 AND m.year = $4 ORDER BY m.year DESC NULLS LAST, m.id ASC LIMIT $5 OFFSET $6',
     );
     expect(params).toEqual([1, "%50\\%\\_\\\\'%", '%cs%', 2026, 10, 10]);
+  });
+
+  it('builds the same text for the same shape of list and another for each other shape, whatever the values', () => {
+    const sorts: SortKey[][] = [
+      [],
+      [{ column: 'm.year', descending: true }],
+      [{ column: 'm.year', descending: false }],
+      [
+        { column: 'm.code', descending: false },
+        { column: 'm.year', descending: true },
+      ],
+    ];
+    const texts = new Set<string>();
+    // Twice over every shape, with other values the second time: the second pass reads the texts kept by the first.
+    for (const round of [1, 2]) {
+      for (let flags = 0; flags < 16; flags++) {
+        for (const sort of sorts) {
+          const filter = {
+            memberId: flags & 1 ? round : undefined,
+            query: flags & 2 ? `word${round}` : undefined,
+            code: flags & 4 ? `cs${round}` : undefined,
+            year: flags & 8 ? 2020 + round : undefined,
+            sort,
+            paging: toPaging(round, 10),
+          };
+          const { sql, params } = moduleListQuery(filter);
+          const text = squash(sql);
+          const placeholders = new Set(text.match(/\$\d+/g));
+          expect(placeholders.size).toBe(params.length);
+          expect(text.includes('user_module_roles')).toBe(filter.memberId !== undefined);
+          expect(text.includes('m.description ILIKE')).toBe(filter.query !== undefined);
+          expect(text.includes('m.code ILIKE')).toBe(filter.query !== undefined || filter.code !== undefined);
+          expect(text.includes('m.year =')).toBe(filter.year !== undefined);
+          const order = sort
+            .map((key) => `${key.column} ${key.descending ? 'DESC' : 'ASC'} NULLS LAST, `)
+            .join('');
+          expect(text).toContain(`ORDER BY ${order}m.id ASC LIMIT`);
+          const filtered = [
+            filter.query === undefined ? [] : [`%${filter.query}%`],
+            filter.code === undefined ? [] : [`%${filter.code}%`],
+            filter.year === undefined ? [] : [filter.year],
+          ].flat();
+          const counted =
+            filter.memberId !== undefined
+              ? [filter.memberId, ...filtered]
+              : filtered.length > 0
+                ? [...filtered, -1] // the known version of a filtered admin total: none
+                : [];
+          expect(params).toEqual([...counted, 10, (round - 1) * 10]);
+          texts.add(sql);
+        }
+      }
+    }
+    expect(texts.size).toBe(16 * sorts.length);
   });
 });
 
