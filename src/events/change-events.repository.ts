@@ -42,6 +42,9 @@ interface FeedPage {
 /** The channel `append` notifies in the writing transaction; PostgreSQL delivers it on commit. */
 export const CHANGE_EVENTS_CHANNEL = 'change_events';
 
+/** Wakes the feed's listeners when the writing transaction commits (see `append`). */
+export const CHANGE_EVENTS_NOTIFY = `pg_notify('${CHANGE_EVENTS_CHANNEL}', '')`;
+
 /**
  * The events of one or more `append` calls as one INSERT, in their order (the feed orders a transaction's
  * events by id), and the notification of the feed's listeners.
@@ -53,14 +56,55 @@ const CHANGE_EVENT_ROWS: DeferredRows<readonly NewChangeEvent[]> = {
            JSON.stringify(batches.flat().map((event) => ({ type: event.type, data: event.data ?? null }))),
          )}::jsonb) WITH ORDINALITY AS e(value, n)
          ORDER BY e.n`,
-  select: `pg_notify('${CHANGE_EVENTS_CHANNEL}', '')`,
+  select: CHANGE_EVENTS_NOTIFY,
 };
 
 /**
- * The oldest transaction id still in progress anywhere in the cluster (the snapshot's xmin). Every transaction
- * with a smaller id has committed or rolled back, so no event with a smaller `txid` can appear any more.
+ * The body of a data-modifying CTE that writes the change events of a rollover's member copy, in this order:
+ * `events` (a jsonb array of `{type, data}`, the new modules' `module.created`), then one
+ * `module.members_changed` per module of `copied` (a CTE of the copied role rows: `user_id`, `module_id`,
+ * `role`), in module order, its `added` in user order. PostgreSQL builds them from the copied rows, so no
+ * role row comes to the service (docs/api.md §13). It returns each event's `type`; the statement that uses it
+ * notifies the feed's listeners ({@link CHANGE_EVENTS_NOTIFY}) and reports the counts (`noteAppended`).
  */
-const HORIZON = `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin`;
+export const copiedMembersEventRows = (copied: string, events: string): string => `
+         INSERT INTO change_events (type, data)
+         SELECT x.type, x.data FROM (
+           SELECT 0 AS part, e.n AS n, e.value->>'type' AS type, e.value->'data' AS data
+           FROM jsonb_array_elements(${events}::jsonb) WITH ORDINALITY AS e(value, n)
+           UNION ALL
+           SELECT 1, c.module_id, 'module.members_changed',
+                  jsonb_build_object(
+                    'module_id', c.module_id,
+                    'added', jsonb_agg(jsonb_build_object('user_id', c.user_id, 'role', c.role::text)
+                                       ORDER BY c.user_id),
+                    'removed', '[]'::jsonb,
+                    'changed', '[]'::jsonb)
+           FROM ${copied} c
+           GROUP BY c.module_id
+         ) x
+         ORDER BY x.part, x.n
+         RETURNING type`;
+
+/**
+ * The feed's horizon: no event with a smaller `txid` can appear any more. `change_event_horizon()` (migration
+ * FeedHorizon) is the oldest transaction id of this database still in progress, from the statement's snapshot;
+ * transactions of the server's other databases do not count (docs/events.md, "What holds the feed back").
+ */
+const HORIZON = `SELECT change_event_horizon() AS xmin`;
+
+/**
+ * The horizon for a read of the events that `after` and `ofTypes` select: the whole server's oldest running
+ * transaction (`pg_snapshot_xmin`, no catalog read) when no such event lies at or past it, for then both give
+ * the same answer; `change_event_horizon()` (which lists the server's backends) only when one does.
+ */
+const horizonFor = (after: string, ofTypes: string) => `SELECT CASE
+           WHEN EXISTS (SELECT 1 FROM change_events e
+                        WHERE e.txid >= pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+                          AND ${after} AND ${ofTypes})
+           THEN change_event_horizon()
+           ELSE pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+         END AS xmin`;
 
 /** One read of the feed as JSON text (`readPageJson`). */
 export interface FeedPageJson {
@@ -95,7 +139,7 @@ function feedHead(position: FeedPosition | null, types: readonly string[] | null
   const head = `WITH head AS MATERIALIZED (
          SELECT h.xmin, p.txid::text AS pruned_txid, p.id::text AS pruned_id,
                 EXISTS (SELECT 1 FROM change_events e WHERE e.txid >= h.xmin AND ${after} AND ${ofTypes}) AS pending
-         FROM (${HORIZON}) h
+         FROM (${horizonFor(after, ofTypes)}) h
          -- One row at most (a singleton table); LIMIT tells the planner so, whatever its statistics say.
          LEFT JOIN (SELECT txid, id FROM change_events_pruned LIMIT 1) p ON true
        )`;
@@ -161,6 +205,18 @@ export class ChangeEventsRepository implements EntitySubscriberInterface {
     if (runner === undefined) return;
     const counts = this.uncommitted.get(runner) ?? new Map<ChangeEventType, number>();
     for (const event of events) counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
+    this.uncommitted.set(runner, counts);
+  }
+
+  /**
+   * Counts, for the written-events metric, events a statement of `manager`'s transaction wrote by itself
+   * ({@link copiedMembersEventRows}); they are reported once the transaction commits, like `append`'s.
+   */
+  noteAppended(manager: EntityManager, written: ReadonlyMap<ChangeEventType, number>): void {
+    const runner = manager.queryRunner;
+    if (runner === undefined || written.size === 0) return;
+    const counts = this.uncommitted.get(runner) ?? new Map<ChangeEventType, number>();
+    for (const [type, n] of written) counts.set(type, (counts.get(type) ?? 0) + n);
     this.uncommitted.set(runner, counts);
   }
 

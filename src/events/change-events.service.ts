@@ -14,7 +14,7 @@ import { JsonText } from '../core/json-text.js';
 import { type Query } from '../core/query.js';
 import { pruneDaily, retentionCutoff } from '../database/retention.js';
 import { type Transaction } from '../database/transactions.js';
-import { type NewChangeEvent } from './change-event-types.js';
+import { type ChangeEventType, type NewChangeEvent } from './change-event-types.js';
 import { CursorExpired, FeedBusy } from './change-event.errors.js';
 import { ChangeEventNotifications } from './change-event-notifications.js';
 import { type ChangeEventResponse } from './change-event.mapper.js';
@@ -80,6 +80,14 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
    */
   record(transaction: Transaction, events: readonly NewChangeEvent[]): Promise<void> {
     return this.events.append(transaction, events);
+  }
+
+  /**
+   * Counts events a statement of the transaction wrote by itself (the rollover's member copy,
+   * `copiedMembersEventRows`) in the written-events metric, once the transaction commits.
+   */
+  noteWritten(transaction: Transaction, written: ReadonlyMap<ChangeEventType, number>): void {
+    this.events.noteAppended(transaction, written);
   }
 
   /** How many feed requests this replica holds (long-poll) now. */
