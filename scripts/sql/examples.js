@@ -226,6 +226,7 @@ export const EXAMPLES = {
       { label: 'From the start, every type', args: [null, null, 50] },
       { label: 'After a position, some types', args: [POSITION, ['module.created'], 50] },
     ],
+    readShared: { args: [POSITION, ['module.created', 'user.created'], 1000] },
     pruneBefore: { args: [AT] },
   },
 

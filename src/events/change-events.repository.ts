@@ -116,6 +116,29 @@ export interface FeedPageJson {
   pending: boolean;
 }
 
+/** One event of a shared read: its position, type and its JSON text as the feed answers it. */
+export interface SharedFeedEvent extends FeedPosition {
+  type: ChangeEventType;
+  json: string;
+}
+
+/** The read that answers every request a replica holds (`readShared`). */
+export interface SharedFeedPage {
+  events: SharedFeedEvent[];
+  /** The read stopped at its limit: more events may follow the last one. */
+  truncated: boolean;
+  pruned: FeedPosition | null;
+  /** The types of the events (after the position, of the types asked) that wait behind the horizon. */
+  pendingTypes: string[];
+}
+
+interface SharedFeedRow {
+  pruned_txid: string | null;
+  pruned_id: string | null;
+  pending_types: string[];
+  events: string;
+}
+
 interface FeedJsonRow {
   pruned_txid: string | null;
   pruned_id: string | null;
@@ -312,6 +335,51 @@ export class ChangeEventsRepository implements EntitySubscriberInterface {
           ? { txid: row.pruned_txid, id: row.pruned_id }
           : null,
       pending: row.pending,
+    };
+  }
+
+  /**
+   * The read that answers every request a replica holds (docs/events.md, "Long-poll"): `readPageJson`'s events,
+   * each as its own JSON text with its position and type, so that each held request takes those after its own
+   * `after`, of its own types, up to its own limit; and the types of the events that wait behind the horizon.
+   */
+  async readShared(
+    position: FeedPosition | null,
+    types: readonly string[] | null,
+    limit: number,
+  ): Promise<SharedFeedPage> {
+    const { params, after, ofTypes, head } = feedHead(position, types, limit);
+    const [row] = await this.dataSource.query<SharedFeedRow[]>(
+      `${head}
+       SELECT head.pruned_txid, head.pruned_id,
+              CASE WHEN head.pending THEN ARRAY(
+                SELECT DISTINCT e.type FROM change_events e WHERE e.txid >= head.xmin AND ${after} AND ${ofTypes}
+              ) ELSE '{}' END AS pending_types,
+              (SELECT coalesce(json_agg(json_build_array(p.txid::text, p.id::text, p.type, json_build_object(
+                 'id', rtrim(translate(encode(convert_to(p.txid::text || '.' || p.id::text, 'UTF8'), 'base64'),
+                                       '+/', '-_'), '='),
+                 'type', p.type,
+                 'at', to_char(p.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                 'data', p.data)::text) ORDER BY p.txid, p.id), '[]')
+               FROM (SELECT e.txid, e.id, e.type, e.at, e.data
+                     FROM change_events e
+                     WHERE e.txid < head.xmin AND ${after} AND ${ofTypes}
+                     ORDER BY e.txid, e.id
+                     LIMIT $1) p)::text AS events
+       FROM head`,
+      params,
+    );
+    const events = (JSON.parse(row.events) as [string, string, ChangeEventType, string][]).map(
+      ([txid, id, type, json]) => ({ txid, id, type, json }),
+    );
+    return {
+      events,
+      truncated: events.length >= limit,
+      pruned:
+        row.pruned_txid !== null && row.pruned_id !== null
+          ? { txid: row.pruned_txid, id: row.pruned_id }
+          : null,
+      pendingTypes: row.pending_types,
     };
   }
 

@@ -21,14 +21,7 @@ import { type ChangeEventResponse } from './change-event.mapper.js';
 import { type FeedPageJson, ChangeEventsRepository } from './change-events.repository.js';
 import { comparePositions, encodeCursor, FEED_START } from './feed-cursor.js';
 import { type FeedParams, readFeedParams } from './feed-params.js';
-
-/**
- * When a committed event waits behind an older transaction still running (docs/events.md), no notification
- * announces the moment that transaction ends if it wrote no event; the feed re-reads on this backoff instead.
- */
-const HELD_BACK_RECHECK_MS = [10, 20, 50, 100, 200, 500];
-/** While the listener connection is down, waiting requests re-read this often. */
-const UNLISTENED_RECHECK_MS = 1000;
+import { FeedWaiters } from './feed-waiters.js';
 
 /** The feed's answer; sent as JSON text built by PostgreSQL (`readPageJson`). */
 export interface FeedAnswer {
@@ -46,6 +39,11 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
   private stopPruning: (() => void) | undefined;
   /** Requests of this replica holding a long-poll slot now. */
   private holding = 0;
+  private readonly reads: Counter<'read'>;
+  /** The requests this replica holds, answered together from one read per wake-up. */
+  private readonly waiters: FeedWaiters;
+  private readonly stopListening: () => void;
+  private readonly stopDrainWatch: () => void;
 
   constructor(
     private readonly events: ChangeEventsRepository,
@@ -60,6 +58,14 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
       labelNames: ['type'],
       registers: [metrics.registry],
     });
+    this.reads = new Counter({
+      name: 'change_event_feed_reads_total',
+      help:
+        'Reads of the change event feed by GET /api/events: the own read of a request (read="request"), and one per ' +
+        'wake-up for all the requests this replica holds (read="waiters")',
+      labelNames: ['read'],
+      registers: [metrics.registry],
+    });
     const holding = () => this.holding;
     new Gauge({
       name: 'change_event_feed_waiting',
@@ -69,6 +75,18 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
         this.set(holding());
       },
     });
+    this.waiters = new FeedWaiters(
+      {
+        read: (after, types, limit) => events.readShared(after, types, limit),
+        get connected() {
+          return notifications.connected;
+        },
+      },
+      () => this.reads.inc({ read: 'waiters' }),
+    );
+    this.stopListening = notifications.subscribe(() => this.waiters.wake());
+    // Shutdown answers every held request at once, with what one last read finds.
+    this.stopDrainWatch = draining.onDrain(() => this.waiters.drain());
     events.onCommitted((counts) => {
       for (const [type, count] of counts) written.inc({ type }, count);
     });
@@ -100,60 +118,59 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
     const params = readFeedParams(query);
     const deadline = Date.now() + params.waitMs;
     let holding = false;
-    let recheck = 0;
     try {
       for (;;) {
-        // Taken before the read, so a commit between the read and the wait still wakes this request.
-        const ticket = params.waitMs > 0 ? this.notifications.next() : undefined;
+        // Noted before the read, so a commit between the read and the wait still makes a read for this request.
+        const seen = this.waiters.wakeUps;
+        this.reads.inc({ read: 'request' });
         const page = await this.events.readPageJson(params.after, params.types, params.limit);
         if (
           params.after !== null &&
           page.pruned !== null &&
           comparePositions(params.after, page.pruned) < 0
         ) {
-          ticket?.cancel();
           throw new CursorExpired();
         }
-        const remaining = deadline - Date.now();
-        if (ticket === undefined || page.last !== null || remaining <= 0 || this.draining.stopping) {
-          ticket?.cancel();
+        if (
+          params.waitMs === 0 ||
+          page.last !== null ||
+          deadline - Date.now() <= 0 ||
+          this.draining.stopping
+        ) {
           return this.answer(params, page);
         }
         if (!holding) {
-          if (this.holding >= this.config.eventFeedMaxWaiting) {
-            ticket.cancel();
-            throw new FeedBusy();
-          }
+          if (this.holding >= this.config.eventFeedMaxWaiting) throw new FeedBusy();
           this.holding += 1;
           holding = true;
         }
-        let bound = remaining;
-        if (page.pending) bound = Math.min(bound, HELD_BACK_RECHECK_MS[Math.min(recheck++, 5)]);
-        else recheck = 0;
-        if (!this.notifications.connected) bound = Math.min(bound, UNLISTENED_RECHECK_MS);
-        await this.sleep(ticket, bound);
+        const outcome = await this.waiters.wait({
+          after: params.after,
+          types: params.types,
+          limit: params.limit,
+          deadline,
+          seen,
+          pending: page.pending,
+        });
+        switch (outcome.kind) {
+          case 'events':
+            return this.answer(params, {
+              ...page,
+              eventsJson: `[${outcome.events.map((event) => event.json).join(',')}]`,
+              last: outcome.events[outcome.events.length - 1],
+            });
+          case 'expired':
+            throw new CursorExpired();
+          case 'none':
+            return this.answer(params, page);
+          case 'failed':
+            throw outcome.error;
+          case 'reread':
+            continue;
+        }
       }
     } finally {
       if (holding) this.holding -= 1;
-    }
-  }
-
-  /** Until the ticket's notification, `ms`, or the start of shutdown, whichever comes first. */
-  private async sleep(ticket: { woken: Promise<void>; cancel(): void }, ms: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    let stopDrain: (() => void) | undefined;
-    try {
-      await Promise.race([
-        ticket.woken,
-        new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, ms);
-          stopDrain = this.draining.onDrain(resolve);
-        }),
-      ]);
-    } finally {
-      clearTimeout(timer);
-      stopDrain?.();
-      ticket.cancel();
     }
   }
 
@@ -179,5 +196,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
 
   onApplicationShutdown(): void {
     this.stopPruning?.();
+    this.stopListening();
+    this.stopDrainWatch();
   }
 }
