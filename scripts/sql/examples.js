@@ -227,7 +227,7 @@ export const EXAMPLES = {
       { label: 'After a position, some types', args: [POSITION, ['module.created'], 50] },
     ],
     readShared: { args: [POSITION, ['module.created', 'user.created'], 1000] },
-    pruneBefore: { args: [AT] },
+    pruneBefore: { args: [AT, 10000, TX] },
   },
 
   UsersRepository: {

@@ -384,12 +384,14 @@ export class ChangeEventsRepository implements EntitySubscriberInterface {
   }
 
   /**
-   * Deletes the longest prefix of the feed whose events are all older than `cutoff` (and safe to serve), and
-   * moves the retention watermark to its last event; returns how many were deleted. A prefix, so a cursor is
-   * either before the watermark (its reader missed something: 410) or after it (nothing it needs is gone).
+   * Deletes the first `limit` events of the longest prefix of the feed whose events are all older than `cutoff`
+   * (and safe to serve), in `manager`'s transaction, and moves the retention watermark to the last one deleted;
+   * returns how many were deleted (fewer than `limit`: the prefix is gone). A prefix, so a cursor is either
+   * before the watermark (its reader missed something: 410) or after it (nothing it needs is gone). The service
+   * calls it in batches (`pruneInBatches`).
    */
-  async pruneBefore(cutoff: Date): Promise<number> {
-    const [row] = await this.dataSource.query<{ deleted: number }[]>(
+  async pruneBefore(cutoff: Date, limit: number, manager: EntityManager): Promise<number> {
+    const [row] = await manager.query<{ deleted: number }[]>(
       `WITH horizon AS MATERIALIZED (${HORIZON}),
        stop AS MATERIALIZED (
          SELECT coalesce(s.txid, h.xmin) AS txid, coalesce(s.id, 0) AS id
@@ -401,9 +403,14 @@ export class ChangeEventsRepository implements EntitySubscriberInterface {
            LIMIT 1
          ) s ON true
        ),
-       deleted AS (
-         DELETE FROM change_events e USING stop
+       doomed AS MATERIALIZED (
+         SELECT e.id FROM change_events e, stop
          WHERE (e.txid, e.id) < (stop.txid, stop.id)
+         ORDER BY e.txid, e.id
+         LIMIT $2
+       ),
+       deleted AS (
+         DELETE FROM change_events e WHERE e.id IN (SELECT id FROM doomed)
          RETURNING e.txid, e.id
        ),
        last AS (SELECT txid, id FROM deleted ORDER BY txid DESC, id DESC LIMIT 1),
@@ -413,7 +420,7 @@ export class ChangeEventsRepository implements EntitySubscriberInterface {
          WHERE (p.txid, p.id) < (excluded.txid, excluded.id)
        )
        SELECT count(*)::int AS deleted FROM deleted`,
-      [cutoff],
+      [cutoff, limit],
     );
     return row?.deleted ?? 0;
   }

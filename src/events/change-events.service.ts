@@ -12,8 +12,8 @@ import { Draining } from '../core/draining.js';
 import { Metrics } from '../observability/metrics.js';
 import { JsonText } from '../core/json-text.js';
 import { type Query } from '../core/query.js';
-import { pruneDaily, retentionCutoff } from '../database/retention.js';
-import { type Transaction } from '../database/transactions.js';
+import { pruneDaily, pruneInBatches, retentionCutoff } from '../database/retention.js';
+import { type Transaction, Transactions } from '../database/transactions.js';
 import { type ChangeEventType, type NewChangeEvent } from './change-event-types.js';
 import { CursorExpired, FeedBusy } from './change-event.errors.js';
 import { ChangeEventNotifications } from './change-event-notifications.js';
@@ -49,6 +49,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
     private readonly events: ChangeEventsRepository,
     private readonly notifications: ChangeEventNotifications,
     private readonly draining: Draining,
+    private readonly transactions: Transactions,
     metrics: Metrics,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
@@ -182,11 +183,17 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
     return new JsonText('{"events":', page.eventsJson, `,"next":${JSON.stringify(next)}}`);
   }
 
-  /** Deletes events older than the retention period (as a prefix of the feed); 0 days keeps everything. */
+  /**
+   * Deletes events older than the retention period (as a prefix of the feed), in batches under the long bounds;
+   * 0 days keeps everything.
+   */
   async prune(now = new Date()): Promise<number> {
     const days = this.config.eventRetentionDays;
     if (days === 0) return 0;
-    return this.events.pruneBefore(retentionCutoff(now, days));
+    const cutoff = retentionCutoff(now, days);
+    return pruneInBatches(this.transactions, (transaction, size) =>
+      this.events.pruneBefore(cutoff, size, transaction),
+    );
   }
 
   onApplicationBootstrap(): void {
