@@ -1,11 +1,19 @@
 import pg from 'pg';
 import { scratchDatabase, testDatabaseUrl, useTestApp } from './support/app.js';
+import { postCsv } from './support/csv.js';
+import { makeModule } from './support/factories.js';
 import { freshAdmin } from './support/fresh-admin.js';
+import { waitFor } from './support/wait-for.js';
 import { startReceiver } from './support/webhook-receiver.js';
 
 const LOOPBACK = { webhooks: { allowHttp: true, allowPrivate: true, timeoutMs: 1000, retryScale: 0.0001 } };
 /** A module create's event shows in the feed and reaches a webhook within this (about 0.1 s when nothing waits). */
 const PROMPT_MS = 5000;
+/** The rows of the long write measured beside single creates: a roster import of the most rows an import takes. */
+const IMPORT_ROWS = 10_000;
+
+const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
 
 /** A session that opened a transaction and took its id (`BEGIN; SELECT pg_current_xact_id()`), left open. */
 async function openTransaction(url: string): Promise<{ xid: string; end(): Promise<void> }> {
@@ -102,5 +110,78 @@ describe('the change event horizon', () => {
     expect(res.body.data.events.map((event: { data: { id: number } }) => event.data.id)).toEqual([
       created.body.data.id,
     ]);
+  });
+
+  it("holds other events back only while one of the service's own long writes runs, and says by how much", async () => {
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    await api.post('/api/webhooks', { token, body: { url: receiver.url, types: ['module.created'] } });
+    await app.dataSource.query(
+      `INSERT INTO users (username, email, password_hash)
+       SELECT 'imp' || n, 'imp' || n || '@example.edu', 'x' FROM generate_series(1, $1) n`,
+      [IMPORT_ROWS],
+    );
+    const target = await makeModule(app.dataSource, { code: 'IMP100', year: 2026 });
+    const csv = `user,role\n${Array.from({ length: IMPORT_ROWS }, (_, i) => `imp${i + 1},Student`).join('\n')}\n`;
+    let cursor = await feedEnd();
+
+    // A reader following the feed (long-poll), noting when each module's event reached it.
+    const seenAt = new Map<number, number>();
+    let following = true;
+    const follower = (async () => {
+      while (following) {
+        const res = await api.get(`/api/events?after=${cursor}&types=module.created&wait=2`, { token });
+        for (const event of res.body.data.events as { data: { id: number } }[])
+          seenAt.set(event.data.id, Date.now());
+        cursor = res.body.data.next;
+      }
+    })();
+    // Single creates, one after the other, before, during and after the import.
+    const creates: { id: number; committedAt: number }[] = [];
+    let creating = true;
+    const creator = (async () => {
+      for (let n = 0; creating; n++) {
+        const res = await createModule(`IMS${String(n).padStart(3, '0')}`);
+        expect(res.status).toBe(201);
+        creates.push({ id: res.body.data.id, committedAt: Date.now() });
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    })();
+    await waitFor(() => creates.length >= 5, { what: 'creates before the import' });
+    const importStarted = Date.now();
+    const imported = await postCsv(api, `/api/modules/${target.id}/roster/import`, token, csv);
+    const importEnded = Date.now();
+    expect(imported.status).toBe(200);
+    const countAfter = creates.length;
+    await waitFor(() => creates.length >= countAfter + 5, { what: 'creates after the import' });
+    creating = false;
+    await creator;
+    await waitFor(() => creates.every((create) => seenAt.has(create.id)), {
+      what: 'every create in the feed',
+      timeoutMs: 20_000,
+    });
+    await receiver.waitFor((got) => got.length === creates.length, 20_000);
+    following = false;
+    await follower;
+
+    const deliveredAt = new Map(
+      receiver.received.map((request) => [JSON.parse(request.body).data.id as number, request.at]),
+    );
+    expect([...deliveredAt.keys()].sort()).toEqual(creates.map((create) => create.id).sort());
+    const during = creates.filter(
+      (create) => create.committedAt >= importStarted && create.committedAt <= importEnded,
+    );
+    const feedMs = during.map((create) => Math.max(0, seenAt.get(create.id)! - create.committedAt));
+    const deliveryMs = during.map((create) => Math.max(0, deliveredAt.get(create.id)! - create.committedAt));
+    // Held at most while the import ran: nothing waits past its end by more than a round of the follower.
+    for (const create of during) expect(seenAt.get(create.id)! - importEnded).toBeLessThan(PROMPT_MS);
+    const others = creates.filter((create) => !during.includes(create));
+    const otherMs = others.map((create) => Math.max(0, seenAt.get(create.id)! - create.committedAt));
+    console.log(
+      `roster import of ${IMPORT_ROWS} rows: ${importEnded - importStarted} ms; ${during.length} creates during it: ` +
+        `feed p50 ${percentile(feedMs, 50)} ms, p95 ${percentile(feedMs, 95)} ms, max ${Math.max(...feedMs)} ms; ` +
+        `delivery p50 ${percentile(deliveryMs, 50)} ms, p95 ${percentile(deliveryMs, 95)} ms; ` +
+        `${others.length} creates before and after it: feed p95 ${percentile(otherMs, 95)} ms`,
+    );
   });
 });
