@@ -49,9 +49,9 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
     private readonly events: ChangeEventsRepository,
     private readonly notifications: ChangeEventNotifications,
     private readonly draining: Draining,
-    private readonly transactions: Transactions,
     metrics: Metrics,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly transactions: Transactions,
   ) {
     const written = new Counter({
       name: 'change_events_written_total',
