@@ -2,7 +2,8 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../ormconfig.js';
 import { runMigrations } from '../src/database/database.js';
 import { WebhooksRepository } from '../src/webhooks/webhooks.repository.js';
-import { scratchDatabase } from './support/app.js';
+import pg from 'pg';
+import { scratchDatabase, testDatabaseUrl } from './support/app.js';
 
 /**
  * The webhook dispatcher's pass over events no enabled webhook takes (`skipUnwantedEvents`), run by several
@@ -69,5 +70,27 @@ describe('the dispatcher passing over unwanted events, several at once', () => {
     const pass = await webhooks.skipUnwantedEvents(1000);
     expect(pass).toMatchObject({ wanted: true, skipped: 0, busy: false });
     expect((await position()).at).toBe(before.at);
+  });
+
+  it('is not held back by a transaction open in another database of the server (docs/events.md)', async () => {
+    // The suite's own database is another database of the same server: a transaction with an id, left open.
+    const other = new pg.Client({ connectionString: testDatabaseUrl() });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT pg_current_xact_id()');
+      await dataSource.query(`DELETE FROM webhooks`);
+      await dataSource.query(
+        `INSERT INTO change_events (type, data) SELECT 'module.updated', '{}'::jsonb FROM generate_series(1, 5)`,
+      );
+      const pass = await webhooks.skipUnwantedEvents(1000);
+      // The two events the test before left (a webhook took one) and these five.
+      expect(pass).toMatchObject({ skipped: 7, wanted: false, pending: false });
+      const now = await position();
+      expect(now.at).toBe(now.newest);
+    } finally {
+      await other.query('ROLLBACK').catch(() => undefined);
+      await other.end();
+    }
   });
 });

@@ -191,7 +191,14 @@ export const EXAMPLES = {
     assign: { args: ['201', ['101'], 'Tutor', TX, true] },
     countLecturers: { args: ['201', [102, 103], TX] },
     remove: { args: ['201', ['103'], 'Student', TX] },
-    copyMembers: { args: [{ from: ['201'], to: ['202'] }, ['Lecturer', 'Student'], TX] },
+    copyMembers: {
+      args: [
+        { from: ['201'], to: ['202'] },
+        ['Lecturer', 'Student'],
+        [{ type: 'module.created', data: { id: 202 } }],
+        TX,
+      ],
+    },
     countMembersToCopy: { args: [{ from: ['201', '202'], to: ['203', null] }, ['Tutor'], TX] },
     applyRoster: { args: ['201', [{ userId: 101, role: 'Tutor' }], [103], TX, true] },
   },
@@ -200,6 +207,7 @@ export const EXAMPLES = {
     onCommitted: { none: 'it registers the listener of committed transactions.' },
     afterTransactionCommit: { none: "TypeORM's commit event; it reports the counts a transaction appended." },
     afterTransactionRollback: { none: "TypeORM's rollback event; it forgets what the transaction appended." },
+    noteAppended: { none: 'it counts events another statement wrote, for the metric.' },
     append: {
       args: [
         TX,
@@ -218,7 +226,8 @@ export const EXAMPLES = {
       { label: 'From the start, every type', args: [null, null, 50] },
       { label: 'After a position, some types', args: [POSITION, ['module.created'], 50] },
     ],
-    pruneBefore: { args: [AT] },
+    readShared: { args: [POSITION, ['module.created', 'user.created'], 1000] },
+    pruneBefore: { args: [AT, 10000, TX] },
   },
 
   UsersRepository: {

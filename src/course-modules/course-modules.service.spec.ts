@@ -95,6 +95,7 @@ class FakeChangeEvents extends ChangeEventsService {
       new Draining(),
       new Metrics(config, dataSource),
       config,
+      new Transactions(dataSource, config),
     );
   }
 

@@ -26,6 +26,8 @@ import { type PersonnelJson } from './module.mapper.js';
 import { type ModuleRole } from './module-role.js';
 import { type Member } from './roster-import.js';
 import { UserModuleRole } from './user-module-role.entity.js';
+import { type ChangeEventType, type NewChangeEvent } from '../events/change-event-types.js';
+import { CHANGE_EVENTS_NOTIFY, copiedMembersEventRows } from '../events/change-events.repository.js';
 
 /*
  * The SQL of this repository, built from validated input only (sort expressions come from the whitelists of
@@ -119,10 +121,11 @@ export const personnelJsonOf = (moduleId: string, when?: string) => `SELECT
 const MODULE_PERSONNEL_JSON_SQL = personnelJsonOf('$1');
 
 /** A role row written by a rollover: decimal ids. */
-export interface CopiedMember {
-  userId: string;
-  moduleId: string;
-  role: ModuleRole;
+/** What a rollover's member copy wrote: role rows by target module id, and change events by type. */
+export interface CopiedMembers {
+  /** Target module id (decimal) → role rows copied into it (modules with none left out). */
+  copied: Map<string, number>;
+  events: Map<ChangeEventType, number>;
 }
 
 /** From and to module ids, in pairs (decimal strings); a null `to` is a module still to be created. */
@@ -131,10 +134,12 @@ interface ModulePairs {
   to: readonly (string | null)[];
 }
 
-/** The role rows of `roles` ($3) in each pair's `from` module ($1, $2): what a rollover copies (docs/api.md §13). */
+/** The role rows `r` of each pair's `from` module ($1, $2); {@link COPIED_ROLE} says which of them are copied. */
 const PAIR_ROLES = `
   FROM unnest($1::bigint[], $2::bigint[]) AS p(from_id, to_id)
-  JOIN user_module_roles r ON r.module_id = p.from_id AND r.role = ANY($3::module_role[])`;
+  JOIN user_module_roles r ON r.module_id = p.from_id`;
+/** Which role rows `r` a rollover copies (docs/api.md §13): those of `roles` ($3). The copy and its count share it. */
+const COPIED_ROLE = `r.role = ANY($3::module_role[])`;
 
 /** A user with the role held in a module. */
 type MemberRow = UserSummarySource & { role: ModuleRole };
@@ -275,27 +280,47 @@ export class ModuleRolesRepository {
   }
 
   /**
-   * Copies into each pair's `to` module the role rows of `roles` its `from` module has and whose user holds no
-   * role there yet, in one statement; returns the rows written. "No role there yet" is the primary key's
-   * `ON CONFLICT DO NOTHING`, one index probe per row (an anti join here was planned as a scan of each user's
-   * roles). The users are locked against deletion first: one deleted by a transaction that commits meanwhile is
-   * skipped instead of failing the foreign key check.
+   * Copies the role rows of `roles` from each pair's `from` module to its `to` module, but for users who
+   * already hold a role there, and writes the rollover's change events in the same statement: `events` first
+   * (the new modules' `module.created`), then one `module.members_changed` per module that got members, built
+   * by PostgreSQL from the copied rows (`copiedMembersEventRows`). Only the counts come back, so the service's
+   * memory does not grow with the number of members copied (docs/api.md §13). Each copied member's user is
+   * share-locked, so a user deleted meanwhile is not copied to a row that would outlive it.
    */
-  copyMembers(
+  async copyMembers(
     pairs: ModulePairs,
     roles: readonly ModuleRole[],
+    events: readonly NewChangeEvent[],
     manager: EntityManager,
-  ): Promise<CopiedMember[]> {
-    return manager.query<CopiedMember[]>(
-      `INSERT INTO user_module_roles (user_id, module_id, role)
-       SELECT r.user_id, p.to_id, r.role ${PAIR_ROLES}
-       JOIN users u ON u.id = r.user_id
-       ORDER BY p.to_id, r.user_id
-       FOR KEY SHARE OF u
-       ON CONFLICT (user_id, module_id) DO NOTHING
-       RETURNING user_id::text AS "userId", module_id::text AS "moduleId", role`,
-      [pairs.from, pairs.to, roles],
+  ): Promise<CopiedMembers> {
+    const [row] = await manager.query<{ copied: [string, number][]; events: Record<string, number> }[]>(
+      `WITH copied AS (
+         INSERT INTO user_module_roles (user_id, module_id, role)
+         SELECT r.user_id, p.to_id, r.role ${PAIR_ROLES}
+         JOIN users u ON u.id = r.user_id
+         WHERE ${COPIED_ROLE}
+         ORDER BY p.to_id, r.user_id
+         FOR KEY SHARE OF u
+         ON CONFLICT (user_id, module_id) DO NOTHING
+         RETURNING user_id, module_id, role
+       ),
+       events AS (${copiedMembersEventRows('copied', '$4')}),
+       counts AS (SELECT module_id, count(*)::int AS n FROM copied GROUP BY module_id),
+       types AS (SELECT type, count(*)::int AS n FROM events GROUP BY type)
+       SELECT coalesce((SELECT json_agg(json_build_array(module_id::text, n)) FROM counts), '[]') AS copied,
+              coalesce((SELECT json_object_agg(type, n) FROM types), '{}') AS events,
+              (SELECT ${CHANGE_EVENTS_NOTIFY} FROM types LIMIT 1)::text AS notified`,
+      [
+        pairs.from,
+        pairs.to,
+        roles,
+        JSON.stringify(events.map((event) => ({ type: event.type, data: event.data ?? null }))),
+      ],
     );
+    return {
+      copied: new Map(row.copied),
+      events: new Map(Object.entries(row.events) as [ChangeEventType, number][]),
+    };
   }
 
   /**
@@ -309,7 +334,8 @@ export class ModuleRolesRepository {
   ): Promise<Map<string, number>> {
     const rows = await manager.query<{ fromId: string; n: number }[]>(
       `SELECT p.from_id::text AS "fromId", count(*)::int AS n ${PAIR_ROLES}
-       WHERE NOT EXISTS (SELECT 1 FROM user_module_roles h WHERE h.user_id = r.user_id AND h.module_id = p.to_id)
+       WHERE ${COPIED_ROLE}
+         AND NOT EXISTS (SELECT 1 FROM user_module_roles h WHERE h.user_id = r.user_id AND h.module_id = p.to_id)
        GROUP BY p.from_id`,
       [pairs.from, pairs.to, roles],
     );

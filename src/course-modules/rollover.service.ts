@@ -5,9 +5,9 @@ import { type Transaction, Transactions } from '../database/transactions.js';
 import { CourseModulesRepository } from './course-modules.repository.js';
 import { type RolloverInput } from './dto/rollover-body.dto.js';
 import { type ModuleSource, toModuleResponse } from './module.mapper.js';
-import { type MembersChanged, type NewChangeEvent } from '../events/change-event-types.js';
+import { type NewChangeEvent } from '../events/change-event-types.js';
 import { ChangeEventsService } from '../events/change-events.service.js';
-import { type CopiedMember, ModuleRolesRepository } from './module-roles.repository.js';
+import { ModuleRolesRepository } from './module-roles.repository.js';
 import {
   ROLLOVER_MAX,
   rolloverResult,
@@ -16,36 +16,15 @@ import {
   TooManyModules,
 } from './rollover.js';
 
-/** What an applied rollover wrote, for its audit event (and the change events of docs/api.md §12). */
+/** What an applied rollover wrote, for its audit event. */
 interface RolloverWrites {
   created: ModuleSource[];
-  copied: CopiedMember[];
+  membersCopied: number;
 }
 
-/**
- * The change events of an applied rollover, written with one statement: `module.created` per new module, then
- * `module.members_changed` per module that got members (docs/api.md §12, §13).
- */
-function rolloverEvents(writes: RolloverWrites): NewChangeEvent[] {
-  const added = new Map<string, MembersChanged['added']>();
-  for (const member of writes.copied) {
-    const list = added.get(member.moduleId) ?? [];
-    list.push({ user_id: Number(member.userId), role: member.role });
-    added.set(member.moduleId, list);
-  }
-  return [
-    ...writes.created.map((module) => ({ type: 'module.created' as const, data: toModuleResponse(module) })),
-    ...[...added].map(([moduleId, members]) => ({
-      type: 'module.members_changed' as const,
-      data: {
-        module_id: Number(moduleId),
-        added: members,
-        removed: [],
-        changed: [],
-      } satisfies MembersChanged,
-    })),
-  ];
-}
+/** `module.created` per new module (docs/api.md §12), written before the modules' `module.members_changed`. */
+const createdEvents = (created: readonly ModuleSource[]): NewChangeEvent[] =>
+  created.map((module) => ({ type: 'module.created' as const, data: toModuleResponse(module) }));
 
 /**
  * `POST /api/modules/rollover` (docs/api.md §13): next year's modules and their staff in one transaction, with a
@@ -86,7 +65,7 @@ export class RolloverService {
       const sources = found.map((source) => ({ ...source, toId: namesakes.get(source.code) ?? null }));
       if (dryRun) return this.check(input, sources, transaction);
       const { result, writes } = await this.apply(input, sources, transaction);
-      if (writes.created.length > 0 || writes.copied.length > 0) {
+      if (writes.created.length > 0 || writes.membersCopied > 0) {
         await this.audit.record(transaction, context, {
           action: 'module.rollover',
           targetType: 'module',
@@ -100,7 +79,6 @@ export class RolloverService {
             members_copied: result.members_copied,
           },
         });
-        await this.changeEvents.record(transaction, rolloverEvents(writes));
       }
       return result;
     });
@@ -127,9 +105,9 @@ export class RolloverService {
   }
 
   /**
-   * Creates the missing namesakes in one statement and copies the members in another. A namesake that someone
-   * else created between the read and the insert is looked up again (a further statement, only then) and handled
-   * as existing.
+   * Creates the missing namesakes in one statement and copies the members in another, which also writes the
+   * change events. A namesake that someone else created between the read and the insert is looked up again (a
+   * further statement, only then) and handled as existing.
    */
   private async apply(
     input: RolloverInput,
@@ -156,19 +134,24 @@ export class RolloverService {
     }
 
     const paired = sources.filter((source) => toIds.has(source.code));
-    const copied =
-      paired.length > 0 && input.roles.length > 0
-        ? await this.roles.copyMembers(
-            { from: paired.map((s) => s.id), to: paired.map((s) => toIds.get(s.code)!) },
-            input.roles,
-            transaction,
-          )
-        : [];
-    const fromIdOf = new Map(paired.map((source) => [toIds.get(source.code)!, source.id]));
     const counts = new Map<string, number>();
-    for (const member of copied) {
-      const fromId = fromIdOf.get(member.moduleId)!;
-      counts.set(fromId, (counts.get(fromId) ?? 0) + 1);
+    let membersCopied = 0;
+    if (paired.length > 0 && input.roles.length > 0) {
+      // The members and every change event in one statement, made by PostgreSQL (docs/api.md §13).
+      const written = await this.roles.copyMembers(
+        { from: paired.map((s) => s.id), to: paired.map((s) => toIds.get(s.code)!) },
+        input.roles,
+        createdEvents(created),
+        transaction,
+      );
+      this.changeEvents.noteWritten(transaction, written.events);
+      const fromIdOf = new Map(paired.map((source) => [toIds.get(source.code)!, source.id]));
+      for (const [toId, n] of written.copied) {
+        counts.set(fromIdOf.get(toId)!, n);
+        membersCopied += n;
+      }
+    } else {
+      await this.changeEvents.record(transaction, createdEvents(created));
     }
     const result = rolloverResult({
       sources,
@@ -178,6 +161,6 @@ export class RolloverService {
       copied: counts,
       dryRun: false,
     });
-    return { result, writes: { created, copied } };
+    return { result, writes: { created, membersCopied } };
   }
 }

@@ -24,6 +24,7 @@ const RECONNECT_MAX_MS = 10_000;
 export class ChangeEventNotifications implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(ChangeEventNotifications.name);
   private readonly waiting = new Set<() => void>();
+  private readonly listeners = new Set<() => void>();
   private client: pg.Client | undefined;
   private listening = false;
   private stopped = false;
@@ -56,10 +57,20 @@ export class ChangeEventNotifications implements OnApplicationBootstrap, OnAppli
     return { woken, cancel: () => this.waiting.delete(wake) };
   }
 
+  /**
+   * Calls `listener` at every notification (and whenever one may have been missed: the connection was lost or
+   * made again), until the returned function is called.
+   */
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   private wakeAll(): void {
     const waking = [...this.waiting];
     this.waiting.clear();
     for (const wake of waking) wake();
+    for (const listener of this.listeners) listener();
   }
 
   private async connect(): Promise<void> {

@@ -42,6 +42,9 @@ interface FeedPage {
 /** The channel `append` notifies in the writing transaction; PostgreSQL delivers it on commit. */
 export const CHANGE_EVENTS_CHANNEL = 'change_events';
 
+/** Wakes the feed's listeners when the writing transaction commits (see `append`). */
+export const CHANGE_EVENTS_NOTIFY = `pg_notify('${CHANGE_EVENTS_CHANNEL}', '')`;
+
 /**
  * The events of one or more `append` calls as one INSERT, in their order (the feed orders a transaction's
  * events by id), and the notification of the feed's listeners.
@@ -53,14 +56,55 @@ const CHANGE_EVENT_ROWS: DeferredRows<readonly NewChangeEvent[]> = {
            JSON.stringify(batches.flat().map((event) => ({ type: event.type, data: event.data ?? null }))),
          )}::jsonb) WITH ORDINALITY AS e(value, n)
          ORDER BY e.n`,
-  select: `pg_notify('${CHANGE_EVENTS_CHANNEL}', '')`,
+  select: CHANGE_EVENTS_NOTIFY,
 };
 
 /**
- * The oldest transaction id still in progress anywhere in the cluster (the snapshot's xmin). Every transaction
- * with a smaller id has committed or rolled back, so no event with a smaller `txid` can appear any more.
+ * The body of a data-modifying CTE that writes the change events of a rollover's member copy, in this order:
+ * `events` (a jsonb array of `{type, data}`, the new modules' `module.created`), then one
+ * `module.members_changed` per module of `copied` (a CTE of the copied role rows: `user_id`, `module_id`,
+ * `role`), in module order, its `added` in user order. PostgreSQL builds them from the copied rows, so no
+ * role row comes to the service (docs/api.md §13). It returns each event's `type`; the statement that uses it
+ * notifies the feed's listeners ({@link CHANGE_EVENTS_NOTIFY}) and reports the counts (`noteAppended`).
  */
-const HORIZON = `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin`;
+export const copiedMembersEventRows = (copied: string, events: string): string => `
+         INSERT INTO change_events (type, data)
+         SELECT x.type, x.data FROM (
+           SELECT 0 AS part, e.n AS n, e.value->>'type' AS type, e.value->'data' AS data
+           FROM jsonb_array_elements(${events}::jsonb) WITH ORDINALITY AS e(value, n)
+           UNION ALL
+           SELECT 1, c.module_id, 'module.members_changed',
+                  jsonb_build_object(
+                    'module_id', c.module_id,
+                    'added', jsonb_agg(jsonb_build_object('user_id', c.user_id, 'role', c.role::text)
+                                       ORDER BY c.user_id),
+                    'removed', '[]'::jsonb,
+                    'changed', '[]'::jsonb)
+           FROM ${copied} c
+           GROUP BY c.module_id
+         ) x
+         ORDER BY x.part, x.n
+         RETURNING type`;
+
+/**
+ * The feed's horizon: no event with a smaller `txid` can appear any more. `change_event_horizon()` (migration
+ * FeedHorizon) is the oldest transaction id of this database still in progress, from the statement's snapshot;
+ * transactions of the server's other databases do not count (docs/events.md, "What holds the feed back").
+ */
+const HORIZON = `SELECT change_event_horizon() AS xmin`;
+
+/**
+ * The horizon for a read of the events that `after` and `ofTypes` select: the whole server's oldest running
+ * transaction (`pg_snapshot_xmin`, no catalog read) when no such event lies at or past it, for then both give
+ * the same answer; `change_event_horizon()` (which lists the server's backends) only when one does.
+ */
+const horizonFor = (after: string, ofTypes: string) => `SELECT CASE
+           WHEN EXISTS (SELECT 1 FROM change_events e
+                        WHERE e.txid >= pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+                          AND ${after} AND ${ofTypes})
+           THEN change_event_horizon()
+           ELSE pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+         END AS xmin`;
 
 /** One read of the feed as JSON text (`readPageJson`). */
 export interface FeedPageJson {
@@ -70,6 +114,29 @@ export interface FeedPageJson {
   last: FeedPosition | null;
   pruned: FeedPosition | null;
   pending: boolean;
+}
+
+/** One event of a shared read: its position, type and its JSON text as the feed answers it. */
+export interface SharedFeedEvent extends FeedPosition {
+  type: ChangeEventType;
+  json: string;
+}
+
+/** The read that answers every request a replica holds (`readShared`). */
+export interface SharedFeedPage {
+  events: SharedFeedEvent[];
+  /** The read stopped at its limit: more events may follow the last one. */
+  truncated: boolean;
+  pruned: FeedPosition | null;
+  /** The types of the events (after the position, of the types asked) that wait behind the horizon. */
+  pendingTypes: string[];
+}
+
+interface SharedFeedRow {
+  pruned_txid: string | null;
+  pruned_id: string | null;
+  pending_types: string[];
+  events: string;
 }
 
 interface FeedJsonRow {
@@ -95,7 +162,7 @@ function feedHead(position: FeedPosition | null, types: readonly string[] | null
   const head = `WITH head AS MATERIALIZED (
          SELECT h.xmin, p.txid::text AS pruned_txid, p.id::text AS pruned_id,
                 EXISTS (SELECT 1 FROM change_events e WHERE e.txid >= h.xmin AND ${after} AND ${ofTypes}) AS pending
-         FROM (${HORIZON}) h
+         FROM (${horizonFor(after, ofTypes)}) h
          -- One row at most (a singleton table); LIMIT tells the planner so, whatever its statistics say.
          LEFT JOIN (SELECT txid, id FROM change_events_pruned LIMIT 1) p ON true
        )`;
@@ -161,6 +228,18 @@ export class ChangeEventsRepository implements EntitySubscriberInterface {
     if (runner === undefined) return;
     const counts = this.uncommitted.get(runner) ?? new Map<ChangeEventType, number>();
     for (const event of events) counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
+    this.uncommitted.set(runner, counts);
+  }
+
+  /**
+   * Counts, for the written-events metric, events a statement of `manager`'s transaction wrote by itself
+   * ({@link copiedMembersEventRows}); they are reported once the transaction commits, like `append`'s.
+   */
+  noteAppended(manager: EntityManager, written: ReadonlyMap<ChangeEventType, number>): void {
+    const runner = manager.queryRunner;
+    if (runner === undefined || written.size === 0) return;
+    const counts = this.uncommitted.get(runner) ?? new Map<ChangeEventType, number>();
+    for (const [type, n] of written) counts.set(type, (counts.get(type) ?? 0) + n);
     this.uncommitted.set(runner, counts);
   }
 
@@ -260,12 +339,59 @@ export class ChangeEventsRepository implements EntitySubscriberInterface {
   }
 
   /**
-   * Deletes the longest prefix of the feed whose events are all older than `cutoff` (and safe to serve), and
-   * moves the retention watermark to its last event; returns how many were deleted. A prefix, so a cursor is
-   * either before the watermark (its reader missed something: 410) or after it (nothing it needs is gone).
+   * The read that answers every request a replica holds (docs/events.md, "Long-poll"): `readPageJson`'s events,
+   * each as its own JSON text with its position and type, so that each held request takes those after its own
+   * `after`, of its own types, up to its own limit; and the types of the events that wait behind the horizon.
    */
-  async pruneBefore(cutoff: Date): Promise<number> {
-    const [row] = await this.dataSource.query<{ deleted: number }[]>(
+  async readShared(
+    position: FeedPosition | null,
+    types: readonly string[] | null,
+    limit: number,
+  ): Promise<SharedFeedPage> {
+    const { params, after, ofTypes, head } = feedHead(position, types, limit);
+    const [row] = await this.dataSource.query<SharedFeedRow[]>(
+      `${head}
+       SELECT head.pruned_txid, head.pruned_id,
+              CASE WHEN head.pending THEN ARRAY(
+                SELECT DISTINCT e.type FROM change_events e WHERE e.txid >= head.xmin AND ${after} AND ${ofTypes}
+              ) ELSE '{}' END AS pending_types,
+              (SELECT coalesce(json_agg(json_build_array(p.txid::text, p.id::text, p.type, json_build_object(
+                 'id', rtrim(translate(encode(convert_to(p.txid::text || '.' || p.id::text, 'UTF8'), 'base64'),
+                                       '+/', '-_'), '='),
+                 'type', p.type,
+                 'at', to_char(p.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                 'data', p.data)::text) ORDER BY p.txid, p.id), '[]')
+               FROM (SELECT e.txid, e.id, e.type, e.at, e.data
+                     FROM change_events e
+                     WHERE e.txid < head.xmin AND ${after} AND ${ofTypes}
+                     ORDER BY e.txid, e.id
+                     LIMIT $1) p)::text AS events
+       FROM head`,
+      params,
+    );
+    const events = (JSON.parse(row.events) as [string, string, ChangeEventType, string][]).map(
+      ([txid, id, type, json]) => ({ txid, id, type, json }),
+    );
+    return {
+      events,
+      truncated: events.length >= limit,
+      pruned:
+        row.pruned_txid !== null && row.pruned_id !== null
+          ? { txid: row.pruned_txid, id: row.pruned_id }
+          : null,
+      pendingTypes: row.pending_types,
+    };
+  }
+
+  /**
+   * Deletes the first `limit` events of the longest prefix of the feed whose events are all older than `cutoff`
+   * (and safe to serve), in `manager`'s transaction, and moves the retention watermark to the last one deleted;
+   * returns how many were deleted (fewer than `limit`: the prefix is gone). A prefix, so a cursor is either
+   * before the watermark (its reader missed something: 410) or after it (nothing it needs is gone). The service
+   * calls it in batches (`pruneInBatches`).
+   */
+  async pruneBefore(cutoff: Date, limit: number, manager: EntityManager): Promise<number> {
+    const [row] = await manager.query<{ deleted: number }[]>(
       `WITH horizon AS MATERIALIZED (${HORIZON}),
        stop AS MATERIALIZED (
          SELECT coalesce(s.txid, h.xmin) AS txid, coalesce(s.id, 0) AS id
@@ -277,9 +403,14 @@ export class ChangeEventsRepository implements EntitySubscriberInterface {
            LIMIT 1
          ) s ON true
        ),
-       deleted AS (
-         DELETE FROM change_events e USING stop
+       doomed AS MATERIALIZED (
+         SELECT e.id FROM change_events e, stop
          WHERE (e.txid, e.id) < (stop.txid, stop.id)
+         ORDER BY e.txid, e.id
+         LIMIT $2
+       ),
+       deleted AS (
+         DELETE FROM change_events e WHERE e.id IN (SELECT id FROM doomed)
          RETURNING e.txid, e.id
        ),
        last AS (SELECT txid, id FROM deleted ORDER BY txid DESC, id DESC LIMIT 1),
@@ -289,7 +420,7 @@ export class ChangeEventsRepository implements EntitySubscriberInterface {
          WHERE (p.txid, p.id) < (excluded.txid, excluded.id)
        )
        SELECT count(*)::int AS deleted FROM deleted`,
-      [cutoff],
+      [cutoff, limit],
     );
     return row?.deleted ?? 0;
   }

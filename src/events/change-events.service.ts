@@ -12,23 +12,16 @@ import { Draining } from '../core/draining.js';
 import { Metrics } from '../observability/metrics.js';
 import { JsonText } from '../core/json-text.js';
 import { type Query } from '../core/query.js';
-import { pruneDaily, retentionCutoff } from '../database/retention.js';
-import { type Transaction } from '../database/transactions.js';
-import { type NewChangeEvent } from './change-event-types.js';
+import { pruneDaily, pruneInBatches, retentionCutoff } from '../database/retention.js';
+import { type Transaction, Transactions } from '../database/transactions.js';
+import { type ChangeEventType, type NewChangeEvent } from './change-event-types.js';
 import { CursorExpired, FeedBusy } from './change-event.errors.js';
 import { ChangeEventNotifications } from './change-event-notifications.js';
 import { type ChangeEventResponse } from './change-event.mapper.js';
 import { type FeedPageJson, ChangeEventsRepository } from './change-events.repository.js';
 import { comparePositions, encodeCursor, FEED_START } from './feed-cursor.js';
 import { type FeedParams, readFeedParams } from './feed-params.js';
-
-/**
- * When a committed event waits behind an older transaction still running (docs/events.md), no notification
- * announces the moment that transaction ends if it wrote no event; the feed re-reads on this backoff instead.
- */
-const HELD_BACK_RECHECK_MS = [10, 20, 50, 100, 200, 500];
-/** While the listener connection is down, waiting requests re-read this often. */
-const UNLISTENED_RECHECK_MS = 1000;
+import { FeedWaiters } from './feed-waiters.js';
 
 /** The feed's answer; sent as JSON text built by PostgreSQL (`readPageJson`). */
 export interface FeedAnswer {
@@ -46,6 +39,11 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
   private stopPruning: (() => void) | undefined;
   /** Requests of this replica holding a long-poll slot now. */
   private holding = 0;
+  private readonly reads: Counter<'read'>;
+  /** The requests this replica holds, answered together from one read per wake-up. */
+  private readonly waiters: FeedWaiters;
+  private readonly stopListening: () => void;
+  private readonly stopDrainWatch: () => void;
 
   constructor(
     private readonly events: ChangeEventsRepository,
@@ -53,11 +51,20 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
     private readonly draining: Draining,
     metrics: Metrics,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly transactions: Transactions,
   ) {
     const written = new Counter({
       name: 'change_events_written_total',
       help: 'Change events written by committed transactions, by type',
       labelNames: ['type'],
+      registers: [metrics.registry],
+    });
+    this.reads = new Counter({
+      name: 'change_event_feed_reads_total',
+      help:
+        'Reads of the change event feed by GET /api/events: the own read of a request (read="request"), and one per ' +
+        'wake-up for all the requests this replica holds (read="waiters")',
+      labelNames: ['read'],
       registers: [metrics.registry],
     });
     const holding = () => this.holding;
@@ -69,6 +76,18 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
         this.set(holding());
       },
     });
+    this.waiters = new FeedWaiters(
+      {
+        read: (after, types, limit) => events.readShared(after, types, limit),
+        get connected() {
+          return notifications.connected;
+        },
+      },
+      () => this.reads.inc({ read: 'waiters' }),
+    );
+    this.stopListening = notifications.subscribe(() => this.waiters.wake());
+    // Shutdown answers every held request at once, with what one last read finds.
+    this.stopDrainWatch = draining.onDrain(() => this.waiters.drain());
     events.onCommitted((counts) => {
       for (const [type, count] of counts) written.inc({ type }, count);
     });
@@ -82,6 +101,14 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
     return this.events.append(transaction, events);
   }
 
+  /**
+   * Counts events a statement of the transaction wrote by itself (the rollover's member copy,
+   * `copiedMembersEventRows`) in the written-events metric, once the transaction commits.
+   */
+  noteWritten(transaction: Transaction, written: ReadonlyMap<ChangeEventType, number>): void {
+    this.events.noteAppended(transaction, written);
+  }
+
   /** How many feed requests this replica holds (long-poll) now. */
   get waiting(): number {
     return this.holding;
@@ -92,60 +119,59 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
     const params = readFeedParams(query);
     const deadline = Date.now() + params.waitMs;
     let holding = false;
-    let recheck = 0;
     try {
       for (;;) {
-        // Taken before the read, so a commit between the read and the wait still wakes this request.
-        const ticket = params.waitMs > 0 ? this.notifications.next() : undefined;
+        // Noted before the read, so a commit between the read and the wait still makes a read for this request.
+        const seen = this.waiters.wakeUps;
+        this.reads.inc({ read: 'request' });
         const page = await this.events.readPageJson(params.after, params.types, params.limit);
         if (
           params.after !== null &&
           page.pruned !== null &&
           comparePositions(params.after, page.pruned) < 0
         ) {
-          ticket?.cancel();
           throw new CursorExpired();
         }
-        const remaining = deadline - Date.now();
-        if (ticket === undefined || page.last !== null || remaining <= 0 || this.draining.stopping) {
-          ticket?.cancel();
+        if (
+          params.waitMs === 0 ||
+          page.last !== null ||
+          deadline - Date.now() <= 0 ||
+          this.draining.stopping
+        ) {
           return this.answer(params, page);
         }
         if (!holding) {
-          if (this.holding >= this.config.eventFeedMaxWaiting) {
-            ticket.cancel();
-            throw new FeedBusy();
-          }
+          if (this.holding >= this.config.eventFeedMaxWaiting) throw new FeedBusy();
           this.holding += 1;
           holding = true;
         }
-        let bound = remaining;
-        if (page.pending) bound = Math.min(bound, HELD_BACK_RECHECK_MS[Math.min(recheck++, 5)]);
-        else recheck = 0;
-        if (!this.notifications.connected) bound = Math.min(bound, UNLISTENED_RECHECK_MS);
-        await this.sleep(ticket, bound);
+        const outcome = await this.waiters.wait({
+          after: params.after,
+          types: params.types,
+          limit: params.limit,
+          deadline,
+          seen,
+          pending: page.pending,
+        });
+        switch (outcome.kind) {
+          case 'events':
+            return this.answer(params, {
+              ...page,
+              eventsJson: `[${outcome.events.map((event) => event.json).join(',')}]`,
+              last: outcome.events[outcome.events.length - 1],
+            });
+          case 'expired':
+            throw new CursorExpired();
+          case 'none':
+            return this.answer(params, page);
+          case 'failed':
+            throw outcome.error;
+          case 'reread':
+            continue;
+        }
       }
     } finally {
       if (holding) this.holding -= 1;
-    }
-  }
-
-  /** Until the ticket's notification, `ms`, or the start of shutdown, whichever comes first. */
-  private async sleep(ticket: { woken: Promise<void>; cancel(): void }, ms: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    let stopDrain: (() => void) | undefined;
-    try {
-      await Promise.race([
-        ticket.woken,
-        new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, ms);
-          stopDrain = this.draining.onDrain(resolve);
-        }),
-      ]);
-    } finally {
-      clearTimeout(timer);
-      stopDrain?.();
-      ticket.cancel();
     }
   }
 
@@ -157,11 +183,17 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
     return new JsonText('{"events":', page.eventsJson, `,"next":${JSON.stringify(next)}}`);
   }
 
-  /** Deletes events older than the retention period (as a prefix of the feed); 0 days keeps everything. */
+  /**
+   * Deletes events older than the retention period (as a prefix of the feed), in batches under the long bounds;
+   * 0 days keeps everything.
+   */
   async prune(now = new Date()): Promise<number> {
     const days = this.config.eventRetentionDays;
     if (days === 0) return 0;
-    return this.events.pruneBefore(retentionCutoff(now, days));
+    const cutoff = retentionCutoff(now, days);
+    return pruneInBatches(this.transactions, (transaction, size) =>
+      this.events.pruneBefore(cutoff, size, transaction),
+    );
   }
 
   onApplicationBootstrap(): void {
@@ -171,5 +203,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
 
   onApplicationShutdown(): void {
     this.stopPruning?.();
+    this.stopListening();
+    this.stopDrainWatch();
   }
 }

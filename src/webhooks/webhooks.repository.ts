@@ -241,7 +241,8 @@ export class WebhooksRepository {
          -- Before the first round, from the start (ids and transaction ids are positive).
          SELECT d.last_txid, d.last_event_id,
                 coalesce(d.last_txid, 0) AS after_txid, coalesce(d.last_event_id, 0) AS after_id,
-                pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin
+                -- The feed's horizon: this database's transactions only (docs/events.md).
+                change_event_horizon() AS xmin
          FROM webhook_dispatch d
        ),
        -- The position and the horizon as scalar subqueries: the comparisons with them are then index
