@@ -402,11 +402,12 @@ export class ModuleRolesRepository {
    * A row another transaction marked meanwhile is re-checked under its lock and skipped, so no row is reported
    * twice. The candidates come from the two partial indexes of migration MembershipLifecycle.
    */
-  markPassedWindows(
+  async markPassedWindows(
     limit: number,
     manager: EntityManager,
   ): Promise<{ moduleId: string; userId: string; effective: string }[]> {
-    return manager.query(
+    // An UPDATE answers [rows, count].
+    const [rows] = await manager.query<[{ moduleId: string; userId: string; effective: string }[], number]>(
       `WITH due AS (
          SELECT r.user_id, r.module_id FROM user_module_roles r
          WHERE (r.reported_status = 'upcoming' AND r.starts_at <= now())
@@ -422,5 +423,6 @@ export class ModuleRolesRepository {
        RETURNING r.module_id::text AS "moduleId", r.user_id::text AS "userId", r.reported_status AS effective`,
       [limit],
     );
+    return rows;
   }
 }
