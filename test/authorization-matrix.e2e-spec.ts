@@ -42,7 +42,10 @@ type Persona =
   | 'admin'
   | 'demoted'
   | 'sso_admin'
-  | 'sso_lecturer';
+  | 'sso_lecturer'
+  | 'lecturer_completed'
+  | 'lecturer_upcoming'
+  | 'lecturer_inactive';
 
 const PERSONAS: readonly Persona[] = [
   'nobody',
@@ -54,6 +57,9 @@ const PERSONAS: readonly Persona[] = [
   'demoted',
   'sso_admin',
   'sso_lecturer',
+  'lecturer_completed',
+  'lecturer_upcoming',
+  'lecturer_inactive',
 ];
 
 /** The role each persona holds in the module a request addresses. */
@@ -67,12 +73,45 @@ const ROLE_OF: Record<Persona, ModuleRole | null> = {
   demoted: null,
   sso_admin: null,
   sso_lecturer: ModuleRole.Lecturer,
+  lecturer_completed: ModuleRole.Lecturer,
+  lecturer_upcoming: ModuleRole.Lecturer,
+  lecturer_inactive: ModuleRole.Lecturer,
 };
+
+/**
+ * The membership lifecycle (docs/api.md §15) of the personas whose Lecturer role is not effective `active`: one
+ * whose `ends_at` has passed (effective `completed`: read access only), one whose `starts_at` is still to come
+ * (`upcoming`) and one `inactive` (both: as non-members).
+ */
+const LIFECYCLE_OF: Partial<Record<Persona, string>> = {
+  lecturer_completed: `starts_at = now() - interval '30 days', ends_at = now() - interval '1 day'`,
+  lecturer_upcoming: `starts_at = now() + interval '1 day'`,
+  lecturer_inactive: `status = 'inactive'`,
+};
+
+/** Gives the role row of `userId` in `moduleId` the lifecycle of `persona`, if it has one. */
+async function applyLifecycle(app: TestApp, persona: Persona, userId: number, moduleId: number) {
+  const set = LIFECYCLE_OF[persona];
+  if (set === undefined) return;
+  await app.dataSource.query(`UPDATE user_module_roles SET ${set} WHERE user_id = $1 AND module_id = $2`, [
+    userId,
+    moduleId,
+  ]);
+}
 
 // Who may call, from the Access columns of docs/api.md §4, §4.1, §4.2, §5, §9 and §10.
 const SIGNED_IN = PERSONAS;
 const SSO: readonly Persona[] = ['sso_admin', 'sso_lecturer'];
-const MEMBERS: readonly Persona[] = ['student', 'tutor', 'assistant', 'lecturer', 'admin', ...SSO];
+// A completed membership keeps read access (docs/api.md §15): the single read, and the module list (every caller).
+const MEMBERS: readonly Persona[] = [
+  'student',
+  'tutor',
+  'assistant',
+  'lecturer',
+  'admin',
+  ...SSO,
+  'lecturer_completed',
+];
 const TEACHING: readonly Persona[] = ['tutor', 'assistant', 'lecturer', 'admin', ...SSO];
 const STAFF: readonly Persona[] = ['assistant', 'lecturer', 'admin', ...SSO];
 const MANAGERS: readonly Persona[] = ['lecturer', 'admin', ...SSO];
@@ -177,6 +216,11 @@ const TABLE: Record<string, Row> = {
     allowed: MANAGERS,
     targetRole: ModuleRole.Tutor,
     build: ({ target }) => ({ json: { user_ids: [target.id], role: 'Tutor' } }),
+  },
+  'PATCH /api/modules/{module_id}/members': {
+    allowed: MANAGERS,
+    targetRole: ModuleRole.Tutor,
+    build: ({ target }) => ({ json: { user_ids: [target.id], status: 'completed' } }),
   },
   'GET /api/modules/{module_id}/students': { allowed: TEACHING },
   'POST /api/modules/{module_id}/students': {
@@ -332,10 +376,18 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', ()
         : tokenFor(users[persona]);
 
   /** A fresh module (with the caller's role in it) and target user for one request. */
-  async function fixtureFor(row: Row, caller?: UserRow, callerRole?: ModuleRole | null): Promise<Fixture> {
+  async function fixtureFor(
+    row: Row,
+    caller?: UserRow,
+    callerRole?: ModuleRole | null,
+    persona?: Persona,
+  ): Promise<Fixture> {
     const module = await makeModule(app.dataSource);
     const target = await makeUser(app.dataSource);
-    if (caller && callerRole) await assignRole(app.dataSource, caller.id, module.id, callerRole);
+    if (caller && callerRole) {
+      await assignRole(app.dataSource, caller.id, module.id, callerRole);
+      if (persona) await applyLifecycle(app, persona, caller.id, module.id);
+    }
     if (row.targetRole) await assignRole(app.dataSource, target.id, module.id, row.targetRole);
     const webhook = await makeWebhook(app.dataSource);
     return { module, target, unique: ++sequence, login, withAvatar, webhook };
@@ -377,6 +429,9 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', ()
       admin: await makeUser(ds, { admin: true }),
       sso_admin: await makeUser(ds, { admin: true }),
       sso_lecturer: await makeUser(ds),
+      lecturer_completed: await makeUser(ds),
+      lecturer_upcoming: await makeUser(ds),
+      lecturer_inactive: await makeUser(ds),
     };
     // Tokens the provider issues, naming the local users by username (in another letter case).
     ssoTokens = {
@@ -578,7 +633,7 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', ()
       const found = await Promise.all(
         PERSONAS.map(async (persona) => {
           const caller = persona === 'demoted' ? undefined : users[persona];
-          const f = await fixtureFor(row, caller, ROLE_OF[persona]);
+          const f = await fixtureFor(row, caller, ROLE_OF[persona], persona);
           const { path, built } = concrete(operation, row, f);
           const answer = await send(operation.method, path, built, bearer(tokenOf(persona)));
           cells++;
@@ -647,9 +702,18 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', ()
       const other = await makeModule(ds);
       const otherLecturer = await makeUser(ds);
       await assignRole(ds, otherLecturer.id, other.id, ModuleRole.Lecturer);
+      // Lecturers of the module itself whose membership grants nothing (docs/api.md §15).
+      const upcoming = await makeUser(ds);
+      const inactive = await makeUser(ds);
+      await assignRole(ds, upcoming.id, module.id, ModuleRole.Lecturer);
+      await assignRole(ds, inactive.id, module.id, ModuleRole.Lecturer);
+      await applyLifecycle(app, 'lecturer_upcoming', upcoming.id, module.id);
+      await applyLifecycle(app, 'lecturer_inactive', inactive.id, module.id);
       outsiders = [
         { name: 'a user with no role', user: await makeUser(ds) },
         { name: "another module's Lecturer", user: otherLecturer },
+        { name: 'an upcoming Lecturer of the module', user: upcoming },
+        { name: 'an inactive Lecturer of the module', user: inactive },
       ];
     });
 

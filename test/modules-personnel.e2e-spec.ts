@@ -15,6 +15,7 @@ import {
   ids,
   INVALID_ROLE,
   INVALID_SORT,
+  OPEN_MEMBERSHIP,
   PERMISSION_DENIED,
   roleOf,
   staffedModule,
@@ -54,7 +55,7 @@ describe('module personnel', () => {
   });
 
   const path = (suffix = '', id: number | string = module.id) => `/api/modules/${id}/personnel${suffix}`;
-  const member = (user: UserRow, role: ModuleRole) => ({ ...userJson(user), role });
+  const member = (user: UserRow, role: ModuleRole) => ({ ...userJson(user), role, ...OPEN_MEMBERSHIP });
 
   /** Who may list personnel and eligible users. */
   const viewers = () =>

@@ -269,6 +269,48 @@ describe('POST /api/modules/rollover', () => {
     expect(n).toBe(0);
   });
 
+  it('copies only memberships effective active at the call, as active with no dates (§15)', async () => {
+    const { module, lecturer, assistant, tutor, student } = await staffed('ABC100');
+    const future = new Date(Date.now() + 86_400_000).toISOString();
+    const past = new Date(Date.now() - 86_400_000).toISOString();
+    const later = new Date(Date.now() + 2 * 86_400_000).toISOString();
+    // Lecturer: active with an open-ended window that started; assistant: completed; tutor: upcoming;
+    // student: inactive.
+    await app.dataSource.query(
+      `UPDATE user_module_roles SET starts_at = $3, ends_at = $4 WHERE module_id = $1 AND user_id = $2`,
+      [module.id, lecturer.id, past, later],
+    );
+    await app.dataSource.query(
+      `UPDATE user_module_roles SET status = 'completed' WHERE module_id = $1 AND user_id = $2`,
+      [module.id, assistant.id],
+    );
+    await app.dataSource.query(
+      `UPDATE user_module_roles SET starts_at = $3 WHERE module_id = $1 AND user_id = $2`,
+      [module.id, tutor.id, future],
+    );
+    await app.dataSource.query(
+      `UPDATE user_module_roles SET status = 'inactive' WHERE module_id = $1 AND user_id = $2`,
+      [module.id, student.id],
+    );
+    const body = {
+      from_year: FROM,
+      to_year: TO,
+      roles: ['Lecturer', 'AssistantLecturer', 'Tutor', 'Student'],
+    };
+    const dry = await rollover(body, { dryRun: true });
+    expect(dry.body.data.members_copied).toBe(1);
+    const res = await rollover(body);
+    expect(res.body.data.members_copied).toBe(1);
+    const created = await moduleOf('ABC100', TO);
+    const roles = await app.dataSource.query(
+      `SELECT user_id::int AS id, role, status, starts_at, ends_at FROM user_module_roles WHERE module_id = $1`,
+      [created!.id],
+    );
+    expect(roles).toEqual([
+      { id: Number(lecturer.id), role: 'Lecturer', status: 'active', starts_at: null, ends_at: null },
+    ]);
+  });
+
   it('answers a dry run with 200 and what the run would do, changing nothing', async () => {
     await staffed('ABC100');
     const { lecturer } = await staffed('ABC200');

@@ -5,6 +5,7 @@ import {
   failure,
   ids,
   INVALID_SORT,
+  OPEN_MEMBERSHIP,
   PERMISSION_DENIED,
   roleOf,
   staffedModule,
@@ -29,7 +30,7 @@ describe('module students', () => {
   });
 
   const path = (suffix = '', id: number | string = module.id) => `/api/modules/${id}/students${suffix}`;
-  const asStudent = (user: UserRow) => ({ ...userJson(user), role: 'Student' });
+  const asStudent = (user: UserRow) => ({ ...userJson(user), role: 'Student', ...OPEN_MEMBERSHIP });
 
   describe('GET …/students', () => {
     const get = (query = '', token = adminToken, id: number | string = module.id) =>

@@ -281,6 +281,27 @@ describe('responses conform to the OpenAPI document', () => {
     await expectStatus(200, 'GET', `/api/users/${state.student.id}/modules`, { token });
     await expectStatus(404, 'GET', '/api/users/987654321/modules', { token });
 
+    // The membership lifecycle (docs/api.md §15): list fields and filter, /me by status, PATCH …/members.
+    await expectStatus(200, 'GET', `${students}?status=active`, { token });
+    await expectStatus(400, 'GET', `${students}?status=gone`, { token });
+    await expectStatus(200, 'GET', '/api/modules/me?status=completed', { token: state.student.token });
+    await expectStatus(400, 'GET', '/api/modules/me?status=gone', { token: state.student.token });
+    const members = `/api/modules/${first}/members`;
+    await expectStatus(200, 'PATCH', members, {
+      token,
+      body: { user_ids: [state.student.id], starts_at: '2020-01-01T00:00:00Z', ends_at: null },
+    });
+    await expectStatus(400, 'PATCH', members, { token, body: { user_ids: [state.student.id] } });
+    await expectStatus(403, 'PATCH', members, {
+      token: state.student.token,
+      body: { user_ids: [state.student.id], status: 'active' },
+    });
+    await expectStatus(404, 'PATCH', members, { token, body: { user_ids: [987654321], status: 'active' } });
+    await expectStatus(409, 'PATCH', members, {
+      token,
+      body: { user_ids: [state.outsider.id], status: 'active' },
+    });
+
     await expectStatus(409, 'DELETE', personnel, {
       token,
       body: { user_ids: [state.student.id], role: 'Tutor' },

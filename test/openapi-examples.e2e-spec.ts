@@ -29,6 +29,7 @@ const SESSION: [method: string, path: string, status: number][] = [
   ['post', '/api/modules/rollover', 201],
   ['delete', '/api/modules/{module_id}/personnel', 200],
   ['post', '/api/modules/{module_id}/students', 200],
+  ['patch', '/api/modules/{module_id}/members', 200],
   ['delete', '/api/modules/{module_id}/students', 200],
   ['put', '/api/users/{user_id}', 200],
   ['delete', '/api/modules/bulk', 200],

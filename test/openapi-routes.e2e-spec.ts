@@ -38,6 +38,7 @@ const ACCESS: Record<string, Access> = {
   'GET /api/modules/{module_id}/students': 'module',
   'POST /api/modules/{module_id}/students': 'module',
   'DELETE /api/modules/{module_id}/students': 'module',
+  'PATCH /api/modules/{module_id}/members': 'module',
   'GET /api/users': 'admin',
   'POST /api/users': 'admin',
   'POST /api/users/bulk': 'admin',
@@ -242,7 +243,9 @@ describe('OpenAPI route table', () => {
           ? undefined
           : /\/(personnel|students)$/.test(template)
             ? { user_ids: [ids.user], ...(template.endsWith('personnel') ? { role: 'Tutor' } : {}) }
-            : {};
+            : template.endsWith('/members')
+              ? { user_ids: [ids.user], status: 'completed' }
+              : {};
       return api.request(method, path, { token, body });
     }
 

@@ -315,16 +315,16 @@ describe('Roster import and export', () => {
       const text = await res.text();
       expect(text.endsWith('\r\n')).toBe(true);
       const lines = csvLines(text);
-      expect(lines[0]).toBe('user_id,username,email,role');
+      expect(lines[0]).toBe('user_id,username,email,role,status,starts_at,ends_at,effective_status');
       expect(lines.slice(1).map((line) => line.split(',')[1])).toEqual(['bob', 'ann', "'-cmd"]);
-      expect(lines[3]).toMatch(/^\d+,'-cmd,"'=evil,""x""@example.edu",Student$/);
+      expect(lines[3]).toMatch(/^\d+,'-cmd,"'=evil,""x""@example.edu",Student,active,,,active$/);
 
       const students = await fetch(`${app.url}/api/modules/${mod.id}/roster.csv?role=student&query=an`, {
         headers: { authorization: `Bearer ${token}` },
       });
       expect(csvLines(await students.text())).toEqual([
-        'user_id,username,email,role',
-        `${ann.id},ann,ann@example.edu,Student`,
+        'user_id,username,email,role,status,starts_at,ends_at,effective_status',
+        `${ann.id},ann,ann@example.edu,Student,active,,,active`,
       ]);
     });
 

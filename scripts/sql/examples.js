@@ -31,6 +31,7 @@ const CONFIG = {
 export const CONSTANTS = {
   DB_LONG_STATEMENT_TIMEOUT_MS: String(CONFIG.dbLongStatementTimeoutMs),
   ADMIN_BOOTSTRAP_LOCK: 7_240_001,
+  MEMBERSHIP_SWEEP_LOCK: 7_240_015,
 };
 
 /**
@@ -133,7 +134,7 @@ export const EXAMPLES = {
         ],
       },
     ],
-    ofMemberJson: { args: [102] },
+    ofMemberJson: { args: [102, 'active'] },
     ofMember: { args: [102] },
     withCallerRole: { args: ['201', 103] },
     withCallerRoleAndPersonnel: [
@@ -171,6 +172,10 @@ export const EXAMPLES = {
     personnelPage: [
       { label: 'No filter', args: [{ moduleId: '201', sort: [], paging: PAGING }] },
       {
+        label: 'One effective status',
+        args: [{ moduleId: '201', status: 'completed', sort: [], paging: PAGING }],
+      },
+      {
         label: 'One role, a text, sorted by email',
         args: [
           {
@@ -187,8 +192,18 @@ export const EXAMPLES = {
     eligiblePage: { args: [{ moduleId: '201', query: 'ad', sort: [], paging: PAGING }] },
     holdersJson: { args: ['201'] },
     lockMembers: { args: ['201', TX] },
-    lockOtherRoles: { args: ['201', ['102', '103'], 'Student', TX] },
-    assign: { args: ['201', ['101'], 'Tutor', TX, true] },
+    lockHeld: { args: ['201', ['102', '103'], TX] },
+    writeMemberships: {
+      args: [
+        '201',
+        [
+          { userId: '101', role: 'Tutor', status: 'active', startsAt: AT, endsAt: null },
+          { userId: '103', role: 'Student', status: 'completed', startsAt: null, endsAt: LATER },
+        ],
+        TX,
+        true,
+      ],
+    },
     countLecturers: { args: ['201', [102, 103], TX] },
     remove: { args: ['201', ['103'], 'Student', TX] },
     copyMembers: {
@@ -200,7 +215,10 @@ export const EXAMPLES = {
       ],
     },
     countMembersToCopy: { args: [{ from: ['201', '202'], to: ['203', null] }, ['Tutor'], TX] },
-    applyRoster: { args: ['201', [{ userId: 101, role: 'Tutor' }], [103], TX, true] },
+    conclude: { args: ['201', [103], 'completed', TX] },
+    removeMembers: { args: ['201', [103], TX] },
+    tryLockSweep: { args: [TX] },
+    markPassedWindows: { args: [10_000, TX] },
   },
 
   ChangeEventsRepository: {

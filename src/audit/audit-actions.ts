@@ -9,6 +9,7 @@ export const AUDIT_ACTIONS = [
   'students.enrol',
   'students.remove',
   'roster.import',
+  'members.update',
   'module.rollover',
   'user.create',
   'user.bulk_create',

@@ -46,6 +46,11 @@ export interface AppConfig {
   eventRetentionDays: number;
   /** How many `GET /api/events` requests may wait (long-poll) at once on this replica. */
   eventFeedMaxWaiting: number;
+  /**
+   * How often a replica looks for memberships whose `starts_at` or `ends_at` has passed, to write their change
+   * events (docs/api.md §15: within 60 s); one replica sweeps at a time.
+   */
+  membershipSweepIntervalMs: number;
   /** Set: failed-login counters live in Redis, shared by every replica. Unset: in this process. */
   redisUrl: string | undefined;
   /** Prefix of every Redis key the service writes (several deployments may share one Redis). */
@@ -353,6 +358,7 @@ export function loadConfig(env: Env): AppConfig {
     auditRetentionDays: int(env, 'AUDIT_RETENTION_DAYS', 365, 0, 36_500),
     eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 30, 0, 36_500),
     eventFeedMaxWaiting: int(env, 'EVENT_FEED_MAX_WAITING', 100, 1, 10_000),
+    membershipSweepIntervalMs: int(env, 'MEMBERSHIP_SWEEP_INTERVAL_MS', 10_000, 100, 50_000),
     redisUrl,
     redisKeyPrefix,
     s3: loadS3Settings(env),

@@ -42,7 +42,13 @@ import {
   type RolloverInput,
 } from './dto/rollover-body.dto.js';
 import { RolloverBodyPipe } from './dto/rollover-body.pipe.js';
-import { MODULE_SORT_FIELDS, readModuleListParams } from './list-params.js';
+import {
+  MODULE_SORT_FIELDS,
+  MY_MODULE_STATUSES,
+  readModuleListParams,
+  readMyModulesStatus,
+} from './list-params.js';
+import { INVALID_MY_STATUS_MESSAGE } from './membership-status.js';
 import { DUPLICATE_MODULE_MESSAGE, MODULE_NOT_FOUND_MESSAGE } from './module.errors.js';
 import {
   type ModuleList,
@@ -122,11 +128,19 @@ export class CourseModulesController {
   @ApiOperation({
     summary: "The caller's modules, grouped by role",
     description:
-      'Each group is ordered by year descending, then code. Admins too see only their own modules.',
+      'Each group is ordered by year descending, then code. Admins too see only their own modules. By default ' +
+      'the memberships whose effective status is `active`; `status` asks for the `completed` or `upcoming` ones.',
+  })
+  @ApiQuery({
+    name: 'status',
+    required: false,
+    description: 'Which memberships to list, by effective status (docs/api.md §15).',
+    schema: { type: 'string', enum: [...MY_MODULE_STATUSES], default: 'active' },
   })
   @ApiOk(200, 'My module details retrieved successfully', MyModulesSchema)
-  mine(@CurrentUser() user: AuthUser): Promise<JsonText<MyModules>> {
-    return this.modules.mine(user.id);
+  @ApiErrors({ 400: [INVALID_MY_STATUS_MESSAGE, 'status must be given at most once'] })
+  mine(@CurrentUser() user: AuthUser, @Query() query: QueryParams): Promise<JsonText<MyModules>> {
+    return this.modules.mine(user.id, readMyModulesStatus(query));
   }
 
   @Get(':module_id')

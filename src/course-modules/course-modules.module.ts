@@ -13,6 +13,8 @@ import { RolloverBodyPipe } from './dto/rollover-body.pipe.js';
 import { ModuleFiles } from './module-files.js';
 import { ModuleRolesRepository } from './module-roles.repository.js';
 import { ModuleTotals } from './module-totals.js';
+import { MembershipSweep } from './membership-sweep.js';
+import { MembersController } from './members.controller.js';
 import { PersonnelController } from './personnel.controller.js';
 import { PersonnelService } from './personnel.service.js';
 import { RolloverService } from './rollover.service.js';
@@ -28,6 +30,7 @@ import { UserModulesController } from './user-modules.controller.js';
   controllers: [
     CourseModulesController,
     PersonnelController,
+    MembersController,
     StudentsController,
     UserModulesController,
     RosterController,
@@ -41,6 +44,7 @@ import { UserModulesController } from './user-modules.controller.js';
     ModuleBodyPipe,
     ModuleTotals,
     RosterService,
+    MembershipSweep,
     RolloverService,
     RolloverBodyPipe,
   ],

@@ -17,6 +17,7 @@ import { type ModuleListFilter } from './list-params.js';
 import { type ModuleSource, type MyModulesJson, type PersonnelJson } from './module.mapper.js';
 import { type ModuleRole } from './module-role.js';
 import { personnelJsonOf } from './module-roles.repository.js';
+import { effectiveStatusOf, type EffectiveStatus, grantsRead } from './membership-status.js';
 
 /*
  * The SQL of this repository, built from validated input only (sort expressions come from the whitelists of
@@ -88,7 +89,8 @@ export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
   const conditions: string[] = [];
   if (filter.memberId !== undefined) {
     conditions.push(
-      `EXISTS (SELECT 1 FROM user_module_roles r WHERE r.user_id = ${params.add(filter.memberId)} AND r.module_id = m.id)`,
+      `EXISTS (SELECT 1 FROM user_module_roles r
+               WHERE r.user_id = ${params.add(filter.memberId)} AND r.module_id = m.id AND ${grantsRead('r')})`,
     );
   }
   if (filter.query) {
@@ -121,8 +123,9 @@ export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
 }
 
 /**
- * `GET /api/modules/me`: the caller's modules as the JSON text of the four groups (comma-joined Modules, each
- * group year descending, then code, then id), built by PostgreSQL in one row.
+ * `GET /api/modules/me`: the caller's modules whose membership has the effective status $2 (docs/api.md §15), as
+ * the JSON text of the four groups (comma-joined Modules, each group year descending, then code, then id), built
+ * by PostgreSQL in one row.
  */
 const MY_MODULES_JSON_SQL = `SELECT
     coalesce(string_agg(j, ',' ORDER BY year DESC, code, id) FILTER (WHERE role = 'Student'), '') AS as_student,
@@ -133,7 +136,7 @@ const MY_MODULES_JSON_SQL = `SELECT
   FROM (SELECT r.role, mine.year, mine.code, mine.id, ${moduleJson('mine')} AS j
         FROM user_module_roles r
         JOIN LATERAL (SELECT ${MODULE_COLUMNS} FROM modules m WHERE m.id = r.module_id) mine ON true
-        WHERE r.user_id = $1) groups`;
+        WHERE r.user_id = $1 AND ${effectiveStatusOf('r')} = $2) groups`;
 
 /** `GET /api/users/{id}/modules`: every module a user holds a role in, with the role, year descending. */
 const USER_MODULES_WITH_ROLE_SQL = `SELECT r.role, ${MODULE_COLUMNS}
@@ -142,9 +145,13 @@ const USER_MODULES_WITH_ROLE_SQL = `SELECT r.role, ${MODULE_COLUMNS}
   WHERE r.user_id = $1
   ORDER BY m.year DESC, m.code ASC, m.id ASC`;
 
-/** The module and the caller's role in it (null when none): existence and access in one read. */
+/**
+ * The module and the caller's role in it when it lets them read the module (effective `active` or `completed`,
+ * docs/api.md §15; else null): existence and access in one read.
+ */
 const MODULE_WITH_CALLER_ROLE_SQL = `SELECT ${MODULE_COLUMNS},
-         (SELECT r.role FROM user_module_roles r WHERE r.module_id = m.id AND r.user_id = $2) AS "callerRole"
+         (SELECT r.role FROM user_module_roles r
+          WHERE r.module_id = m.id AND r.user_id = $2 AND ${grantsRead('r')}) AS "callerRole"
   FROM modules m
   WHERE m.id = $1`;
 
@@ -156,7 +163,7 @@ const MODULE_WITH_CALLER_ROLE_SQL = `SELECT ${MODULE_COLUMNS},
 const MODULE_READ_SQL = `SELECT ${moduleJson('m')} AS module, c.role AS "callerRole",
          people.lecturers, people.assistants, people.tutors, people.students
   FROM (SELECT ${MODULE_COLUMNS} FROM modules m WHERE m.id = $1) m
-  LEFT JOIN user_module_roles c ON c.module_id = m.id AND c.user_id = $2
+  LEFT JOIN user_module_roles c ON c.module_id = m.id AND c.user_id = $2 AND ${grantsRead('c')}
   CROSS JOIN LATERAL (${personnelJsonOf('m.id', '($3 OR c.role IS NOT NULL)')}) people`;
 
 /** The single read's row: the Module's JSON text, the caller's role in it, and the personnel lists. */
@@ -237,10 +244,14 @@ export class CourseModulesRepository {
     };
   }
 
-  /** `GET /api/modules/me`: the JSON text of the user's modules in each role group, in one row. */
-  async ofMemberJson(userId: number): Promise<MyModulesJson> {
+  /**
+   * `GET /api/modules/me`: the JSON text of the user's modules in each role group, in one row: those whose
+   * membership's effective status is `status`.
+   */
+  async ofMemberJson(userId: number, status: EffectiveStatus): Promise<MyModulesJson> {
     const [row] = await preparedQuery<MyModulesJson>(this.modules.manager.connection, MY_MODULES_JSON_SQL, [
       userId,
+      status,
     ]);
     return row;
   }

@@ -32,6 +32,7 @@ import {
   toModuleResponse,
 } from './module.mapper.js';
 import { type ModuleRole } from './module-role.js';
+import { type EffectiveStatus } from './membership-status.js';
 import { ModuleRolesRepository } from './module-roles.repository.js';
 import { ModuleTotals, totalsKey } from './module-totals.js';
 
@@ -79,7 +80,8 @@ export class CourseModulesService {
   ) {}
 
   /**
-   * Admins see every module; others only those where they hold a role (decided in the SQL). An admin list's
+   * Admins see every module; others only those where they hold an effective `active` or `completed` role
+   * (decided in the SQL, docs/api.md §15). An admin list's
    * total comes from `module_stats` or from this process's {@link ModuleTotals}, counted again only after a
    * write to `modules`.
    */
@@ -103,8 +105,9 @@ export class CourseModulesService {
     return moduleListJson(modulesJson, filter.paging, total ?? known?.total ?? 0);
   }
 
-  async mine(userId: number): Promise<JsonText<MyModules>> {
-    return myModulesJson(await this.modules.ofMemberJson(userId));
+  /** `GET /api/modules/me`: the caller's modules whose membership has the effective status `status`. */
+  async mine(userId: number, status: EffectiveStatus = 'active'): Promise<JsonText<MyModules>> {
+    return myModulesJson(await this.modules.ofMemberJson(userId, status));
   }
 
   /** `GET /api/users/{id}/modules`: 404 for an unknown user, else every module with the user's role in it. */

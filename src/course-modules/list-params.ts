@@ -1,5 +1,11 @@
 import { type Paging, parseSort, type Query, QueryReader, type SortKey } from '../core/query.js';
 import { INVALID_ROLE_MESSAGE, type ModuleRole, parseModuleRole } from './module-role.js';
+import {
+  EFFECTIVE_STATUSES,
+  type EffectiveStatus,
+  INVALID_LIST_STATUS_MESSAGE,
+  INVALID_MY_STATUS_MESSAGE,
+} from './membership-status.js';
 
 /**
  * The Modules API's list parameters: what a client may filter and sort by, read from the query string. The
@@ -26,7 +32,7 @@ export const USER_SORT_FIELDS = {
 export const DEFAULT_USER_SORT: SortKey[] = [{ column: USER_SORT_FIELDS.username, descending: false }];
 
 export interface ModuleListFilter {
-  /** Set for non-admins: only modules where this user holds a role. */
+  /** Set for non-admins: only modules where this user holds an effective `active` or `completed` role. */
   memberId?: number;
   query?: string;
   code?: string;
@@ -49,7 +55,11 @@ export interface ModuleUserListFilter {
 }
 
 /** The personnel list's filters and order, without paging (the roster export). */
-export type PersonnelFilter = Omit<ModuleUserListFilter, 'paging'> & { role?: ModuleRole };
+export type PersonnelFilter = Omit<ModuleUserListFilter, 'paging'> & {
+  role?: ModuleRole;
+  /** Only memberships with this effective status (docs/api.md §15); undefined: all. */
+  status?: EffectiveStatus;
+};
 
 /** `GET /api/modules`: page, per_page, query, code, year, then sort. */
 export function readModuleListParams(query: Query): Omit<ModuleListFilter, 'memberId'> {
@@ -63,17 +73,51 @@ export function readModuleListParams(query: Query): Omit<ModuleListFilter, 'memb
   return { paging, query: text, code, year, sort };
 }
 
-export type UserListParams = Omit<ModuleUserListFilter, 'moduleId'> & { role?: ModuleRole };
+export type UserListParams = Omit<ModuleUserListFilter, 'moduleId'> & {
+  role?: ModuleRole;
+  status?: EffectiveStatus;
+};
 
-/** Personnel, eligible and student lists: page, per_page, role (when `withRole`), query, then sort. */
-export function readUserListParams(query: Query, withRole: boolean): UserListParams {
+/** `status` of the member lists: an effective status, or `all` (the default, read as undefined). */
+function readStatusFilter(reader: QueryReader): EffectiveStatus | undefined {
+  const raw = reader.string('status');
+  if (raw === undefined || raw === 'all') return undefined;
+  if (EFFECTIVE_STATUSES.includes(raw as EffectiveStatus)) return raw as EffectiveStatus;
+  return reader.invalid(INVALID_LIST_STATUS_MESSAGE);
+}
+
+/**
+ * Personnel, eligible and student lists: page, per_page, role (when `withRole`), status (when `withStatus`),
+ * query, then sort.
+ */
+export function readUserListParams(query: Query, withRole: boolean, withStatus = false): UserListParams {
   const reader = new QueryReader(query);
   const paging = reader.paging();
   const rawRole = withRole ? reader.string('role') : undefined;
   const role = rawRole === undefined ? undefined : parseModuleRole(rawRole);
   if (rawRole !== undefined && role === undefined) reader.invalid(INVALID_ROLE_MESSAGE);
+  const status = withStatus ? readStatusFilter(reader) : undefined;
   const text = reader.string('query');
   reader.done();
   const sort = parseSort(query.sort, USER_SORT_FIELDS);
-  return { paging, role, query: text, sort };
+  return { paging, role, status, query: text, sort };
+}
+
+/** The effective statuses `GET /api/modules/me` lists by (docs/api.md §15). */
+export const MY_MODULE_STATUSES = [
+  'active',
+  'completed',
+  'upcoming',
+] as const satisfies readonly EffectiveStatus[];
+
+/** `GET /api/modules/me`: `status`, `active` by default. */
+export function readMyModulesStatus(query: Query): EffectiveStatus {
+  const reader = new QueryReader(query);
+  const raw = reader.string('status');
+  const status =
+    raw === undefined
+      ? 'active'
+      : (MY_MODULE_STATUSES.find((known) => known === raw) ?? reader.invalid(INVALID_MY_STATUS_MESSAGE));
+  reader.done();
+  return status!;
 }

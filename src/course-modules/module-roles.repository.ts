@@ -24,6 +24,14 @@ import { USER_SUMMARY_COLUMNS } from '../users/users.repository.js';
 import { DEFAULT_USER_SORT, type ModuleUserListFilter, type PersonnelFilter } from './list-params.js';
 import { type PersonnelJson } from './module.mapper.js';
 import { type ModuleRole } from './module-role.js';
+import {
+  effectiveStatusOf,
+  grantsRights,
+  type HeldMembership,
+  type MembershipSource,
+  type MembershipStatus,
+  type MembershipWrite,
+} from './membership-status.js';
 import { type Member } from './roster-import.js';
 import { UserModuleRole } from './user-module-role.entity.js';
 import { type ChangeEventType, type NewChangeEvent } from '../events/change-event-types.js';
@@ -45,22 +53,29 @@ function userOrder(sort: readonly SortKey[]): string {
   return orderByClause(sort.length > 0 ? sort : DEFAULT_USER_SORT, 'u.id');
 }
 
-/** The personnel filters over `user_module_roles r JOIN users u`: the module, the role, the text. */
+/** The personnel filters over `user_module_roles r JOIN users u`: the module, the role, the status, the text. */
 function personnelConditions(params: SqlParams, filter: PersonnelFilter): string[] {
   const conditions = [`r.module_id = ${params.add(filter.moduleId)}`];
   if (filter.role) conditions.push(`r.role = ${params.add(filter.role)}`);
+  if (filter.status) conditions.push(`${effectiveStatusOf('r')} = ${params.add(filter.status)}`);
   conditions.push(...userTextCondition(params, filter.query));
   return conditions;
 }
 
-/** Role holders of a module (optionally one role), as User summaries plus `role`. */
-export function personnelListQuery(filter: ModuleUserListFilter & { role?: ModuleRole }): SqlQuery {
+/** A membership's lifecycle columns (docs/api.md §15), aliased to MembershipSource's names. */
+const MEMBERSHIP_COLUMNS = `r.status AS "memberStatus", r.starts_at AS "startsAt", r.ends_at AS "endsAt",
+         ${effectiveStatusOf('r')} AS "effectiveStatus"`;
+
+/** Role holders of a module (optionally one role, one effective status), as User summaries plus the membership. */
+export function personnelListQuery(
+  filter: ModuleUserListFilter & Pick<PersonnelFilter, 'role' | 'status'>,
+): SqlQuery {
   const params = new SqlParams();
   const sql = pageWithTotal(
     params,
     'FROM user_module_roles r JOIN users u ON u.id = r.user_id',
     whereClause(personnelConditions(params, filter)),
-    `${USER_SUMMARY_COLUMNS}, r.role`,
+    `${USER_SUMMARY_COLUMNS}, r.role, ${MEMBERSHIP_COLUMNS}`,
     userOrder(filter.sort),
     filter.paging,
   );
@@ -70,7 +85,9 @@ export function personnelListQuery(filter: ModuleUserListFilter & { role?: Modul
 /** Every role holder the personnel list would show, unpaged, as the roster export's columns. */
 export function personnelExportQuery(filter: PersonnelFilter): SqlQuery {
   const params = new SqlParams();
-  const sql = `SELECT u.id AS user_id, u.username, u.email, r.role
+  const sql = `SELECT u.id AS user_id, u.username, u.email, r.role, r.status,
+         ${isoTimestampText('r.starts_at')} AS starts_at, ${isoTimestampText('r.ends_at')} AS ends_at,
+         ${effectiveStatusOf('r')} AS effective_status
        FROM user_module_roles r JOIN users u ON u.id = r.user_id
        ${whereClause(personnelConditions(params, filter))} ORDER BY ${userOrder(filter.sort)}`;
   return { sql, params: params.values };
@@ -104,7 +121,8 @@ export const USER_SUMMARY_JSON = `(SELECT row_to_json(x)::text FROM (
            CASE WHEN u.avatar_key <> '' THEN '/api/users/' || u.id || '/avatar' END AS avatar_url) x)`;
 
 /**
- * Everyone holding a role in the module whose id is `moduleId` (an SQL expression), for the single read, as the
+ * Everyone holding an effective `active` role in the module whose id is `moduleId` (an SQL expression), for the
+ * single read (docs/api.md §15), as the
  * JSON text of the four lists (comma-joined User summaries, ordered by username case-insensitively, then id) in
  * one row: built by PostgreSQL, since a module may have thousands of people. `when`, if given, is a condition
  * on the outer row: when false the lists are empty and no role row is read.
@@ -116,7 +134,7 @@ export const personnelJsonOf = (moduleId: string, when?: string) => `SELECT
     coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Student'), '') AS students
   FROM (SELECT r.role, lower(u.username) AS lu, u.id, ${USER_SUMMARY_JSON} AS j
         FROM user_module_roles r JOIN users u ON u.id = r.user_id
-        WHERE r.module_id = ${moduleId}${when ? ` AND ${when}` : ''}) people`;
+        WHERE r.module_id = ${moduleId} AND ${grantsRights('r')}${when ? ` AND ${when}` : ''}) people`;
 
 const MODULE_PERSONNEL_JSON_SQL = personnelJsonOf('$1');
 
@@ -138,11 +156,17 @@ interface ModulePairs {
 const PAIR_ROLES = `
   FROM unnest($1::bigint[], $2::bigint[]) AS p(from_id, to_id)
   JOIN user_module_roles r ON r.module_id = p.from_id`;
-/** Which role rows `r` a rollover copies (docs/api.md §13): those of `roles` ($3). The copy and its count share it. */
-const COPIED_ROLE = `r.role = ANY($3::module_role[])`;
+/**
+ * Which role rows `r` a rollover copies (docs/api.md §13, §15): those of `roles` ($3) that are effective `active`
+ * at the call (they are written `active` with no dates). The copy and its count share it.
+ */
+const COPIED_ROLE = `r.role = ANY($3::module_role[]) AND ${grantsRights('r')}`;
 
-/** A user with the role held in a module. */
-type MemberRow = UserSummarySource & { role: ModuleRole };
+/** A user with the role held in a module and the membership's lifecycle. */
+type MemberRow = UserSummarySource & { role: ModuleRole } & MembershipSource;
+
+/** Arbitrary, fixed (beside the migrations', the first administrator's and the job queue's): one time sweep at a time. */
+const MEMBERSHIP_SWEEP_LOCK = 7_240_015;
 
 /** The only code that reads or writes `user_module_roles` (bar the cascade of a module delete). */
 @Injectable()
@@ -157,8 +181,9 @@ export class ModuleRolesRepository {
   }
 
   /**
-   * The caller's role in the module (null when none), or undefined when there is no such module. `lock` keeps
-   * the module from being deleted until the transaction ends.
+   * The caller's role in the module when it grants rights (effective `active`, docs/api.md §15; null when none),
+   * or undefined when there is no such module. `lock` keeps the module from being deleted until the transaction
+   * ends.
    */
   async callerRole(
     moduleId: string,
@@ -166,7 +191,8 @@ export class ModuleRolesRepository {
     options: { lock?: boolean; manager?: EntityManager } = {},
   ): Promise<ModuleRole | null | undefined> {
     const rows = await this.run(options.manager).query<{ role: ModuleRole | null }[]>(
-      `SELECT (SELECT r.role FROM user_module_roles r WHERE r.module_id = m.id AND r.user_id = $2) AS role
+      `SELECT (SELECT r.role FROM user_module_roles r
+               WHERE r.module_id = m.id AND r.user_id = $2 AND ${grantsRights('r')}) AS role
        FROM modules m WHERE m.id = $1 ${options.lock ? 'FOR KEY SHARE OF m' : ''}`,
       [moduleId, callerId],
     );
@@ -174,7 +200,9 @@ export class ModuleRolesRepository {
   }
 
   /** Role holders of a module (optionally one role): one page and the total, in one statement. */
-  async personnelPage(filter: ModuleUserListFilter & { role?: ModuleRole }): Promise<Page<MemberRow>> {
+  async personnelPage(
+    filter: ModuleUserListFilter & Pick<PersonnelFilter, 'role' | 'status'>,
+  ): Promise<Page<MemberRow>> {
     const { sql, params } = personnelListQuery(filter);
     return splitPage(await this.roles.query<PageRow<MemberRow>[]>(sql, params));
   }
@@ -201,52 +229,68 @@ export class ModuleRolesRepository {
     return row;
   }
 
-  /** Every member with their role, locked until commit. */
+  /** Every member with their role and membership, locked until commit. */
   lockMembers(moduleId: string, manager: EntityManager): Promise<Member[]> {
     return manager.query<Member[]>(
-      `SELECT u.id, u.username, r.role FROM user_module_roles r JOIN users u ON u.id = r.user_id
+      `SELECT u.id, u.username, r.role, r.status, r.starts_at AS "startsAt", r.ends_at AS "endsAt"
+       FROM user_module_roles r JOIN users u ON u.id = r.user_id
        WHERE r.module_id = $1 ORDER BY lower(u.username), u.id FOR UPDATE OF r`,
       [moduleId],
     );
   }
 
-  /** The named users holding a role other than `role` in the module, with it, locked in user id order. */
-  async lockOtherRoles(
+  /** The named users' memberships of the module (those who hold one), locked in user id order. */
+  async lockHeld(
     moduleId: string,
     userIds: readonly string[],
-    role: ModuleRole,
     manager: EntityManager,
-  ): Promise<{ userId: string; role: ModuleRole }[]> {
-    const rows = await manager.query<{ user_id: string; role: ModuleRole }[]>(
-      `SELECT user_id::text AS user_id, role FROM user_module_roles
-       WHERE module_id = $1 AND user_id = ANY($2::bigint[]) AND role <> $3
+  ): Promise<HeldMembership[]> {
+    return manager.query<HeldMembership[]>(
+      `SELECT user_id::text AS "userId", role, status, starts_at AS "startsAt", ends_at AS "endsAt"
+       FROM user_module_roles
+       WHERE module_id = $1 AND user_id = ANY($2::bigint[])
        ORDER BY user_id FOR UPDATE`,
-      [moduleId, userIds, role],
+      [moduleId, userIds],
     );
-    return rows.map((row) => ({ userId: row.user_id, role: row.role }));
   }
 
   /**
-   * Gives each named user `role` in the module, replacing another role there, in one statement. Returns the
-   * users whose row was written (not those who held `role` already), in id order. With `keepLecturers` a
-   * Lecturer row is never replaced, not even one another transaction committed after the caller's checks: the
-   * caller then finds it with {@link lockOtherRoles} and refuses.
+   * Writes each membership (role, status, dates; inserted, or replacing the stored one) in one statement and
+   * returns the users whose row was written, in id order. With `keepLecturers` a Lecturer row is never changed,
+   * not even one another transaction committed after the caller's checks: the caller then finds it with
+   * {@link lockHeld} and refuses. A write that breaks `ends_at` after `starts_at` fails on
+   * `ck_user_module_roles_dates` (the service checks first).
    */
-  async assign(
+  async writeMemberships(
     moduleId: string,
-    userIds: readonly string[],
-    role: ModuleRole,
+    writes: readonly MembershipWrite[],
     manager: EntityManager,
     keepLecturers = false,
   ): Promise<string[]> {
+    if (writes.length === 0) return [];
     const rows = await manager.query<{ user_id: string }[]>(
-      `INSERT INTO user_module_roles (user_id, module_id, role)
-       SELECT id, $1, $3 FROM unnest($2::bigint[]) AS named(id)
-       ON CONFLICT (user_id, module_id) DO UPDATE SET role = EXCLUDED.role
-       WHERE user_module_roles.role <> EXCLUDED.role
-         AND NOT ($4::boolean AND user_module_roles.role = 'Lecturer')
+      `INSERT INTO user_module_roles (user_id, module_id, role, status, starts_at, ends_at)
+       SELECT id, $1, role, status, starts_at, ends_at
+       FROM unnest($2::bigint[], $3::module_role[], $4::membership_status[], $5::timestamptz[], $6::timestamptz[])
+         AS named(id, role, status, starts_at, ends_at)
+       ORDER BY id
+       ON CONFLICT (user_id, module_id) DO UPDATE
+         SET role = EXCLUDED.role, status = EXCLUDED.status, starts_at = EXCLUDED.starts_at,
+             ends_at = EXCLUDED.ends_at
+       WHERE (user_module_roles.role, user_module_roles.status, user_module_roles.starts_at,
+              user_module_roles.ends_at) IS DISTINCT FROM
+             (EXCLUDED.role, EXCLUDED.status, EXCLUDED.starts_at, EXCLUDED.ends_at)
+         AND NOT ($7::boolean AND user_module_roles.role = 'Lecturer')
        RETURNING user_id::text AS user_id`,
-      [moduleId, userIds, role, keepLecturers],
+      [
+        moduleId,
+        writes.map((write) => write.userId),
+        writes.map((write) => write.role),
+        writes.map((write) => write.status),
+        writes.map((write) => write.startsAt),
+        writes.map((write) => write.endsAt),
+        keepLecturers,
+      ],
     );
     return rows.map((row) => row.user_id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
   }
@@ -343,30 +387,71 @@ export class ModuleRolesRepository {
   }
 
   /**
-   * Gives each user its role (replacing another) and removes `removeIds`, in `manager`'s transaction. With
-   * `keepLecturers`, as in {@link assign}: a Lecturer row committed meanwhile is left as it is.
+   * Ends the named members' memberships instead of deleting them (a roster sync's `on_remove`): sets `status`,
+   * in one statement.
    */
-  async applyRoster(
+  async conclude(
     moduleId: string,
-    writes: readonly { userId: number; role: ModuleRole }[],
-    removeIds: readonly number[],
+    userIds: readonly number[],
+    status: MembershipStatus,
     manager: EntityManager,
-    keepLecturers = false,
   ): Promise<void> {
-    if (writes.length > 0) {
-      await manager.query(
-        `INSERT INTO user_module_roles (user_id, module_id, role)
-         SELECT id, $1, role FROM unnest($2::bigint[], $3::module_role[]) AS named(id, role)
-         ON CONFLICT (user_id, module_id) DO UPDATE SET role = EXCLUDED.role
-         WHERE NOT ($4::boolean AND user_module_roles.role = 'Lecturer')`,
-        [moduleId, writes.map((write) => write.userId), writes.map((write) => write.role), keepLecturers],
-      );
-    }
-    if (removeIds.length > 0) {
-      await manager.query(
-        `DELETE FROM user_module_roles WHERE module_id = $1 AND user_id = ANY($2::bigint[])`,
-        [moduleId, removeIds],
-      );
-    }
+    if (userIds.length === 0) return;
+    await manager.query(
+      `UPDATE user_module_roles SET status = $3 WHERE module_id = $1 AND user_id = ANY($2::bigint[])`,
+      [moduleId, userIds, status],
+    );
+  }
+
+  /** Removes the named members' role rows, in one statement. */
+  async removeMembers(moduleId: string, userIds: readonly number[], manager: EntityManager): Promise<void> {
+    if (userIds.length === 0) return;
+    await manager.query(
+      `DELETE FROM user_module_roles WHERE module_id = $1 AND user_id = ANY($2::bigint[])`,
+      [moduleId, userIds],
+    );
+  }
+
+  /**
+   * Takes the time sweep's lock until the transaction ends, if no other transaction holds it: false when one does
+   * (another replica is sweeping).
+   */
+  async tryLockSweep(manager: EntityManager): Promise<boolean> {
+    const [{ locked }] = await manager.query<{ locked: boolean }[]>(
+      `SELECT pg_try_advisory_xact_lock($1) AS locked`,
+      [MEMBERSHIP_SWEEP_LOCK],
+    );
+    return locked;
+  }
+
+  /**
+   * The time sweep (membership-sweep.ts): the role rows whose `starts_at` or `ends_at` has passed since a change
+   * event last reported them (`reported_status`, the effective status then), at most `limit`, locked in (module,
+   * user) order and marked reported, in one statement. Returns each with its effective status now, in that order.
+   * A row another transaction marked meanwhile is re-checked under its lock and skipped, so no row is reported
+   * twice. The candidates come from the two partial indexes of migration MembershipLifecycle.
+   */
+  async markPassedWindows(
+    limit: number,
+    manager: EntityManager,
+  ): Promise<{ moduleId: string; userId: string; effective: string }[]> {
+    // An UPDATE answers [rows, count].
+    const [rows] = await manager.query<[{ moduleId: string; userId: string; effective: string }[], number]>(
+      `WITH due AS (
+         SELECT r.user_id, r.module_id FROM user_module_roles r
+         WHERE (r.reported_status = 'upcoming' AND r.starts_at <= now())
+            OR (r.reported_status IN ('active', 'upcoming') AND r.ends_at <= now())
+         ORDER BY r.module_id, r.user_id
+         LIMIT $1
+         FOR UPDATE
+       )
+       UPDATE user_module_roles r SET reported_status = ${effectiveStatusOf('r')}
+       FROM due
+       WHERE r.user_id = due.user_id AND r.module_id = due.module_id
+         AND r.reported_status IS DISTINCT FROM ${effectiveStatusOf('r')}
+       RETURNING r.module_id::text AS "moduleId", r.user_id::text AS "userId", r.reported_status AS effective`,
+      [limit],
+    );
+    return rows;
   }
 }

@@ -8,10 +8,18 @@ import {
 } from '../core/errors.js';
 import { INVALID_SORT_MESSAGE } from '../core/query.js';
 import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery, type Schema } from '../openapi/openapi.js';
-import { MODULE_NOT_FOUND_MESSAGE, ROLE_NOT_HELD_MESSAGE } from './module.errors.js';
+import { MODULE_NOT_FOUND_MESSAGE, NOT_MEMBERS_MESSAGE, ROLE_NOT_HELD_MESSAGE } from './module.errors.js';
 import { USER_SORT_FIELDS } from './list-params.js';
 import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from './module-role.js';
 import { USER_IDS_MESSAGES } from './module-rules.js';
+import {
+  DATES_ORDER_MESSAGE,
+  EFFECTIVE_STATUSES,
+  INVALID_LIST_STATUS_MESSAGE,
+  INVALID_STATUS_MESSAGE,
+  timestampMessage,
+} from './membership-status.js';
+import { AT_LEAST_ONE_FIELD_MESSAGE } from './dto/membership-fields.js';
 
 const LIST_MESSAGES = [
   'page must be an integer',
@@ -28,6 +36,13 @@ const BODY_MESSAGES = [
   NOT_A_JSON_OBJECT_MESSAGE,
 ];
 const UNKNOWN_USER = 'User with ID <id> does not exist';
+/** The messages of the membership fields (docs/api.md §15). */
+const MEMBERSHIP_MESSAGES = [
+  INVALID_STATUS_MESSAGE,
+  timestampMessage('starts_at'),
+  timestampMessage('ends_at'),
+  DATES_ORDER_MESSAGE,
+];
 
 /** query, sort and paging of the user lists. */
 const ApiUserListQuery = () =>
@@ -42,12 +57,16 @@ const ApiUserListQuery = () =>
     ApiSortQuery(Object.keys(USER_SORT_FIELDS), 'username (case-insensitive)'),
   );
 
-/** A list of a module's users: its message, query parameters (`role` when `withRole`), answer and errors. */
+/**
+ * A list of a module's users: its message, query parameters (`role` when `withRole`, `status` when `withStatus`),
+ * answer and errors.
+ */
 export const ApiModuleUserList = (
   message: string,
   operation: ApiOperationOptions,
   data: Schema,
   withRole = false,
+  withStatus = false,
 ) =>
   applyDecorators(
     ResponseMessage(message),
@@ -64,9 +83,23 @@ export const ApiModuleUserList = (
           }),
         ]
       : []),
+    ...(withStatus
+      ? [
+          ApiQuery({
+            name: 'status',
+            required: false,
+            description: 'Only memberships with this effective status (docs/api.md §15); `all` by default.',
+            schema: { type: 'string', enum: [...EFFECTIVE_STATUSES, 'all'], default: 'all' },
+          }),
+        ]
+      : []),
     ApiOk(200, message, data),
     ApiErrors({
-      400: withRole ? [...LIST_MESSAGES, INVALID_ROLE_MESSAGE] : LIST_MESSAGES,
+      400: [
+        ...LIST_MESSAGES,
+        ...(withRole ? [INVALID_ROLE_MESSAGE] : []),
+        ...(withStatus ? [INVALID_LIST_STATUS_MESSAGE, 'status must be given at most once'] : []),
+      ],
       403: [PERMISSION_DENIED_MESSAGE],
       404: [MODULE_NOT_FOUND_MESSAGE],
     }),
@@ -77,10 +110,14 @@ export const ApiRoleWrite = (
   message: string,
   operation: ApiOperationOptions,
   data: Schema,
-  { withRole, removal }: { withRole: boolean; removal: boolean },
+  { withRole, removal, membership = false }: { withRole: boolean; removal: boolean; membership?: boolean },
 ) => {
   const failures: Record<number, string[]> = {
-    400: withRole ? [...BODY_MESSAGES, INVALID_ROLE_MESSAGE] : BODY_MESSAGES,
+    400: [
+      ...BODY_MESSAGES,
+      ...(withRole ? [INVALID_ROLE_MESSAGE] : []),
+      ...(membership ? MEMBERSHIP_MESSAGES : []),
+    ],
     403: [PERMISSION_DENIED_MESSAGE],
     404: [MODULE_NOT_FOUND_MESSAGE, UNKNOWN_USER],
   };
@@ -92,3 +129,17 @@ export const ApiRoleWrite = (
     ApiErrors(failures),
   );
 };
+
+/** `PATCH …/members`: its message, answer and errors (docs/api.md §15). */
+export const ApiMembersUpdate = (message: string, operation: ApiOperationOptions, data: Schema) =>
+  applyDecorators(
+    ResponseMessage(message),
+    ApiOperation(operation),
+    ApiOk(200, message, data),
+    ApiErrors({
+      400: [...BODY_MESSAGES, AT_LEAST_ONE_FIELD_MESSAGE, ...MEMBERSHIP_MESSAGES],
+      403: [PERMISSION_DENIED_MESSAGE],
+      404: [MODULE_NOT_FOUND_MESSAGE, UNKNOWN_USER],
+      409: [NOT_MEMBERS_MESSAGE],
+    }),
+  );

@@ -3,6 +3,7 @@ import { type Paging } from '../core/query.js';
 import { type UserSummary, type UserSummarySource, toUserSummary } from '../users/user.mapper.js';
 import { type CourseModule } from './course-module.entity.js';
 import { type ModuleRole } from './module-role.js';
+import { type MembershipSource } from './membership-status.js';
 
 /** The Module of the contract (docs/api.md §3). */
 export interface ModuleResponse {
@@ -51,11 +52,29 @@ export function toModuleResponse(module: ModuleSource): ModuleResponse {
 /** A Module with a user's role in it (`GET /api/users/{user_id}/modules`). */
 export type ModuleWithRole = ModuleResponse & { role: ModuleRole };
 
-/** A user in a module's personnel list: User summary plus the role held there. */
-export type PersonnelMember = UserSummary & { role: ModuleRole };
+/**
+ * A user in a module's personnel list: User summary plus the role held there and the membership's lifecycle
+ * (docs/api.md §15).
+ */
+export type PersonnelMember = UserSummary & {
+  role: ModuleRole;
+  status: string;
+  starts_at: string | null;
+  ends_at: string | null;
+  effective_status: string;
+};
 
-export function toPersonnelMember(row: UserSummarySource & { role: ModuleRole }): PersonnelMember {
-  return { ...toUserSummary(row), role: row.role };
+export function toPersonnelMember(
+  row: UserSummarySource & { role: ModuleRole } & MembershipSource,
+): PersonnelMember {
+  return {
+    ...toUserSummary(row),
+    role: row.role,
+    status: row.memberStatus,
+    starts_at: row.startsAt?.toISOString() ?? null,
+    ends_at: row.endsAt?.toISOString() ?? null,
+    effective_status: row.effectiveStatus,
+  };
 }
 
 export interface ModuleWithPersonnel extends ModuleResponse {

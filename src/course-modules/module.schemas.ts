@@ -4,6 +4,7 @@ import { pagedSchema, schema } from '../openapi/openapi.js';
 import { UserSummarySchema, userSummaryProperties, userSummaryRequired } from '../users/user.schemas.js';
 import { MODULE_FIELDS } from './module.mapper.js';
 import { MODULE_ROLES } from './module-role.js';
+import { EFFECTIVE_STATUSES, MEMBERSHIP_STATUSES } from './membership-status.js';
 
 const moduleProperties = {
   id,
@@ -32,9 +33,33 @@ export const RoleSchema = schema('ModuleRole', {
 /** A User summary with the user's role in one module (personnel and students lists). */
 const PersonSchema = schema('ModulePerson', {
   type: 'object',
-  required: [...userSummaryRequired, 'role'],
+  required: [...userSummaryRequired, 'role', 'status', 'starts_at', 'ends_at', 'effective_status'],
   additionalProperties: false,
-  properties: { ...userSummaryProperties, role: RoleSchema },
+  properties: {
+    ...userSummaryProperties,
+    role: RoleSchema,
+    status: { type: 'string', enum: [...MEMBERSHIP_STATUSES], example: 'active' },
+    starts_at: {
+      type: 'string',
+      format: 'date-time',
+      nullable: true,
+      description: 'Null: open.',
+      example: '2026-09-01T08:00:00.000Z',
+    },
+    ends_at: {
+      type: 'string',
+      format: 'date-time',
+      nullable: true,
+      description: 'Null: open.',
+      example: null,
+    },
+    effective_status: {
+      type: 'string',
+      enum: [...EFFECTIVE_STATUSES],
+      description: 'What the membership amounts to now (docs/api.md §15).',
+      example: 'active',
+    },
+  },
 });
 
 export const ModuleWithPersonnelSchema = schema('ModuleWithPersonnel', {
@@ -141,6 +166,7 @@ const count = (name: string, key: string) =>
     additionalProperties: false,
     properties: { [key]: { type: 'integer', minimum: 0, example: 2 } },
   });
+export const UpdatedCountSchema = count('UpdatedCount', 'updated');
 export const AssignedCountSchema = count('AssignedCount', 'assigned');
 export const RemovedCountSchema = count('RemovedCount', 'removed');
 export const EnrolledCountSchema = count('EnrolledCount', 'enrolled');

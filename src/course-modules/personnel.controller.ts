@@ -6,7 +6,8 @@ import { type AuthUser, CurrentUser } from '../core/decorators.js';
 import { type Query as QueryParams } from '../core/query.js';
 import { type UserSummary } from '../users/user.mapper.js';
 import { UserListSchema } from '../users/user.schemas.js';
-import { PersonnelBodyDto } from './dto/personnel-body.dto.js';
+import { PersonnelAssignBodyDto, PersonnelBodyDto } from './dto/personnel-body.dto.js';
+import { membershipChangeOf } from './dto/membership-fields.js';
 import { readUserListParams } from './list-params.js';
 import { type PersonnelMember } from './module.mapper.js';
 import { AssignedCountSchema, PersonnelListSchema, RemovedCountSchema } from './module.schemas.js';
@@ -30,13 +31,14 @@ export class PersonnelController {
     },
     PersonnelListSchema,
     true,
+    true,
   )
   list(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
     @Query() query: QueryParams,
   ): Promise<UserPage<PersonnelMember>> {
-    return this.personnel.list(id, user, readUserListParams(query, true), 'personnel');
+    return this.personnel.list(id, user, readUserListParams(query, true, true), 'personnel');
   }
 
   @Get('eligible')
@@ -61,23 +63,28 @@ export class PersonnelController {
       summary: 'Give users a role in a module',
       description:
         "Replaces a user's other role in this module. All or nothing. Admins may assign any role; a " +
-        "Lecturer of the module any role but Lecturer, and not over an existing Lecturer's role.",
+        "Lecturer of the module any role but Lecturer, and not over an existing Lecturer's role. `status`, " +
+        '`starts_at` and `ends_at` set the membership of every named user (docs/api.md §15).',
     },
     AssignedCountSchema,
-    { withRole: true, removal: false },
+    { withRole: true, removal: false, membership: true },
   )
   async assign(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
-    @Body() body: PersonnelBodyDto,
+    @Body() body: PersonnelAssignBodyDto,
     @RequestCtx() context: RequestContext,
   ): Promise<{ assigned: number }> {
     const role = parseModuleRole(body.role)!;
     return {
-      assigned: await this.personnel.assign(id, user, body.user_ids, role, {
-        action: 'personnel.assign',
-        context,
-      }),
+      assigned: await this.personnel.assign(
+        id,
+        user,
+        body.user_ids,
+        role,
+        { action: 'personnel.assign', context },
+        membershipChangeOf(body),
+      ),
     };
   }
 

@@ -10,12 +10,16 @@ import { type UsersRepository } from '../users/users.repository.js';
 import { type UserListParams } from './list-params.js';
 import { ROLE_NOT_HELD_MESSAGE } from './module.errors.js';
 import { ModuleRole } from './module-role.js';
+import { type HeldMembership, MembershipStatus } from './membership-status.js';
+
+/** An active membership with no dates (the default). */
+const OPEN = { status: MembershipStatus.Active, startsAt: null, endsAt: null };
 import { type ModuleRolesRepository } from './module-roles.repository.js';
 import { type AuditOf, PersonnelService } from './personnel.service.js';
 
 type Roles = Pick<
   ModuleRolesRepository,
-  'callerRole' | 'personnelPage' | 'eligiblePage' | 'lockOtherRoles' | 'assign' | 'remove'
+  'callerRole' | 'personnelPage' | 'eligiblePage' | 'lockHeld' | 'writeMemberships' | 'remove'
 >;
 
 /** The transaction the fake opens: a real, unconnected EntityManager, only ever compared by identity. */
@@ -56,34 +60,34 @@ class FakeRoles implements Roles {
     return Promise.resolve({ items: [], total: 0 });
   }
 
-  lockOtherRoles(
-    moduleId: string,
-    userIds: readonly string[],
-    role: ModuleRole,
-    manager: Transaction,
-  ): Promise<{ userId: string; role: ModuleRole }[]> {
+  lockHeld(moduleId: string, userIds: readonly string[], manager: Transaction): Promise<HeldMembership[]> {
     expect(manager).toBe(TRANSACTION);
     const members = this.module(moduleId);
     return Promise.resolve(
-      userIds
-        .filter((id) => members.has(id) && members.get(id) !== role)
-        .map((id) => ({ userId: id, role: members.get(id)! })),
+      userIds.filter((id) => members.has(id)).map((id) => ({ userId: id, role: members.get(id)!, ...OPEN })),
     );
   }
 
-  assign(
-    ...[moduleId, userIds, role, manager, keepLecturers]: Parameters<Roles['assign']>
+  writeMemberships(
+    ...[moduleId, writes, manager, keepLecturers]: Parameters<Roles['writeMemberships']>
   ): Promise<string[]> {
     expect(manager).toBe(TRANSACTION);
     this.beforeAssign?.();
-    this.assigned.push({ ids: userIds, role, keepLecturers: keepLecturers ?? false });
-    const members = this.module(moduleId);
-    const written = userIds.filter((id) => {
-      const held = members.get(id);
-      if (held === role || (keepLecturers && held === ModuleRole.Lecturer)) return false;
-      members.set(id, role);
-      return true;
+    const role = writes[0].role;
+    this.assigned.push({
+      ids: writes.map((write) => write.userId),
+      role,
+      keepLecturers: keepLecturers ?? false,
     });
+    const members = this.module(moduleId);
+    const written = writes
+      .filter((write) => {
+        const held = members.get(write.userId);
+        if (held === write.role || (keepLecturers && held === ModuleRole.Lecturer)) return false;
+        members.set(write.userId, write.role);
+        return true;
+      })
+      .map((write) => write.userId);
     return Promise.resolve(written);
   }
 

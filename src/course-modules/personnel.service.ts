@@ -17,7 +17,10 @@ import {
   mayReassign,
   type ModuleViewer,
 } from './module-access.js';
-import { ModuleNotFound, RoleNotHeld, UserDoesNotExist } from './module.errors.js';
+import { ModuleNotFound, NotMembers, RoleNotHeld, UserDoesNotExist } from './module.errors.js';
+import { type MembershipChange } from './dto/membership-fields.js';
+import { type HeldMembership } from './membership-status.js';
+import { changeOf, givenFields, membersChange, membershipAfter } from './membership-changes.js';
 import { type PersonnelMember, toPersonnelMember } from './module.mapper.js';
 import { type Page } from '../database/sql.js';
 import { ModuleRolesRepository } from './module-roles.repository.js';
@@ -42,13 +45,6 @@ function toPage<T, R>({ items, total }: Page<T>, params: UserListParams, map: (r
   return { users: items.map(map), page: params.paging.page, per_page: params.paging.perPage, total };
 }
 
-const membersChange = (moduleId: string): MembersChanged => ({
-  module_id: Number(moduleId),
-  added: [],
-  removed: [],
-  changed: [],
-});
-
 /** Which audit action a group write records, and for whom. */
 export interface AuditOf<A extends AuditAction> {
   action: A;
@@ -63,7 +59,7 @@ export class PersonnelService {
     @Inject(ModuleRolesRepository)
     private readonly roles: Pick<
       ModuleRolesRepository,
-      'callerRole' | 'personnelPage' | 'eligiblePage' | 'lockOtherRoles' | 'assign' | 'remove'
+      'callerRole' | 'personnelPage' | 'eligiblePage' | 'lockHeld' | 'writeMemberships' | 'remove'
     >,
     @Inject(UsersRepository) private readonly users: Pick<UsersRepository, 'lockExisting'>,
     @Inject(Transactions) private readonly transactions: Pick<Transactions, 'run'>,
@@ -104,45 +100,84 @@ export class PersonnelService {
     return toPage(await this.roles.eligiblePage({ ...params, moduleId }), params, toUserSummary);
   }
 
-  /** Gives each named user `role` in the module, replacing another role there. Returns the distinct count. */
+  /**
+   * Gives each named user `role` in the module, replacing another role there, with the membership fields given
+   * (an omitted one keeps a stored membership's value; a new membership gets the default). Returns the distinct
+   * count.
+   */
   async assign(
     moduleId: string,
     caller: AuthUser,
     userIds: readonly number[],
     role: ModuleRole,
     audit: AuditOf<'personnel.assign' | 'students.enrol'>,
+    membership: MembershipChange = {},
   ): Promise<number> {
-    return this.changeRoles(moduleId, caller, userIds, role, audit, async (transaction, ids, viewer) => {
-      const current = await this.roles.lockOtherRoles(moduleId, ids, role, transaction);
-      // A Lecturer may not change an existing Lecturer's role (403, after the users' existence).
-      if (
-        !mayReassign(
-          viewer,
-          current.map((held) => held.role),
-        )
-      )
-        throw new PermissionDenied();
-      // Nor one that an admin's transaction committed since the check: the write keeps it, the re-check sees it.
-      const keepLecturers = !mayReassign(viewer, [ModuleRole.Lecturer]);
-      const written = await this.roles.assign(moduleId, ids, role, transaction, keepLecturers);
-      if (keepLecturers) {
-        const now = await this.roles.lockOtherRoles(moduleId, ids, role, transaction);
+    const summary = givenFields(membership);
+    return this.changeRoles(
+      moduleId,
+      caller,
+      userIds,
+      role,
+      audit,
+      summary,
+      async (transaction, ids, viewer) => {
+        const held = await this.roles.lockHeld(moduleId, ids, transaction);
+        const otherRoles = (rows: HeldMembership[]) =>
+          rows.filter((row) => row.role !== role).map((row) => row.role);
+        // A Lecturer may not change an existing Lecturer's role (403, after the users' existence).
+        if (!mayReassign(viewer, otherRoles(held))) throw new PermissionDenied();
+        const before = new Map(held.map((row) => [row.userId, row]));
+        const writes = ids.map((id) => membershipAfter(id, role, membership, before.get(id)));
+        // Nor one that an admin's transaction committed since the check: the write keeps it, the re-check sees it.
+        const keepLecturers = !mayReassign(viewer, [ModuleRole.Lecturer]);
+        const written = await this.roles.writeMemberships(moduleId, writes, transaction, keepLecturers);
         if (
-          !mayReassign(
-            viewer,
-            now.map((held) => held.role),
-          )
+          keepLecturers &&
+          !mayReassign(viewer, otherRoles(await this.roles.lockHeld(moduleId, ids, transaction)))
         )
           throw new PermissionDenied();
+        return { count: ids.length, change: changeOf(moduleId, before, writes, written) };
+      },
+    );
+  }
+
+  /**
+   * `PATCH …/members` (docs/api.md §15): sets the given membership fields of every named user, keeping their
+   * roles. All must hold a role in the module (else 409) that the caller may manage (else 403, first).
+   */
+  async updateMembers(
+    moduleId: string,
+    caller: AuthUser,
+    userIds: readonly number[],
+    membership: MembershipChange,
+    context: RequestContext,
+  ): Promise<number> {
+    const ids = distinctIds(userIds);
+    return this.transactions.run(async (transaction) => {
+      const viewer = await this.viewerOf(moduleId, caller, { transaction });
+      // Someone who may manage no role at all is refused before the users are looked at, as on the POST.
+      if (!canManageRole(viewer, ModuleRole.Student)) throw new PermissionDenied();
+      await this.requireUsers(ids, transaction);
+      const held = await this.roles.lockHeld(moduleId, ids, transaction);
+      if (held.some((row) => !canManageRole(viewer, row.role))) throw new PermissionDenied();
+      if (held.length !== ids.length) throw new NotMembers();
+      const before = new Map(held.map((row) => [row.userId, row]));
+      const writes = held.map((row) => membershipAfter(row.userId, row.role, membership, row));
+      // Every row is locked and checked above, so none changes role behind the caller's back.
+      const written = await this.roles.writeMemberships(moduleId, writes, transaction);
+      await this.auditTrail.record(transaction, context, {
+        action: 'members.update',
+        targetType: 'module',
+        targetIds: [moduleId],
+        summary: { user_ids: ids.map(Number), ...givenFields(membership) },
+      });
+      const change = changeOf(moduleId, before, writes, written);
+      if (written.length > 0) {
+        change.status_changed ??= [];
+        await this.changeEvents.record(transaction, [{ type: 'module.members_changed', data: change }]);
       }
-      const previous = new Map(current.map((held) => [held.userId, held.role]));
-      const change = membersChange(moduleId);
-      for (const userId of written) {
-        const from = previous.get(userId);
-        if (from === undefined) change.added.push({ user_id: Number(userId), role });
-        else change.changed.push({ user_id: Number(userId), from, to: role });
-      }
-      return { count: ids.length, change };
+      return ids.length;
     });
   }
 
@@ -154,7 +189,7 @@ export class PersonnelService {
     role: ModuleRole,
     audit: AuditOf<'personnel.remove' | 'students.remove'>,
   ): Promise<number> {
-    return this.changeRoles(moduleId, caller, userIds, role, audit, async (transaction, ids) => {
+    return this.changeRoles(moduleId, caller, userIds, role, audit, {}, async (transaction, ids) => {
       const removed = await this.roles.remove(moduleId, ids, role, transaction);
       // Throwing rolls the transaction back, so a partial removal never commits.
       if (removed !== ids.length) throw new RoleNotHeld();
@@ -175,6 +210,7 @@ export class PersonnelService {
     userIds: readonly number[],
     role: ModuleRole,
     audit: AuditOf<AuditAction>,
+    fields: Record<string, unknown>,
     change: (
       transaction: Transaction,
       ids: string[],
@@ -191,7 +227,7 @@ export class PersonnelService {
         action: audit.action,
         targetType: 'module',
         targetIds: [moduleId],
-        summary: { role, user_ids: ids.map(Number) },
+        summary: { role, user_ids: ids.map(Number), ...fields },
       });
       if (changesMembers(result.change)) {
         await this.changeEvents.record(transaction, [

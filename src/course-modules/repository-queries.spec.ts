@@ -14,10 +14,11 @@ describe('moduleListQuery', () => {
     expect(params).toEqual([10, 10]);
   });
 
-  it('limits a non-admin to modules where they hold a role, inside the SQL', () => {
+  it('limits a non-admin to modules where they hold an active or completed role, inside the SQL', () => {
     const { sql, params } = moduleListQuery({ memberId: 42, sort: [], paging });
     expect(squash(sql)).toContain(
-      'WHERE EXISTS (SELECT 1 FROM user_module_roles r WHERE r.user_id = $1 AND r.module_id = m.id)',
+      'WHERE EXISTS (SELECT 1 FROM user_module_roles r WHERE r.user_id = $1 AND r.module_id = m.id AND ' +
+        "membership_effective(r.status, r.starts_at, r.ends_at, now()) IN ('active', 'completed'))",
     );
     expect(params[0]).toBe(42);
   });

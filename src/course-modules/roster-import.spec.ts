@@ -2,6 +2,7 @@ import { PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
 import { type CsvRow } from '../csv/csv-reader.js';
 import { type ModuleViewer } from './module-access.js';
 import { INVALID_ROLE_MESSAGE, ModuleRole } from './module-role.js';
+import { MembershipStatus } from './membership-status.js';
 import {
   DUPLICATE_USER_MESSAGE,
   type KnownUser,
@@ -12,6 +13,9 @@ import {
   unknownUserMessage,
   userKey,
 } from './roster-import.js';
+
+/** An active membership with no dates (the default). */
+const OPEN = { status: MembershipStatus.Active, startsAt: null, endsAt: null };
 
 const ADMIN: ModuleViewer = { admin: true, role: null };
 const LECTURER: ModuleViewer = { admin: false, role: ModuleRole.Lecturer };
@@ -31,7 +35,10 @@ const USERS: ReadonlyMap<string, KnownUser> = new Map(
 
 /** Data rows from line 2 on (the header is line 1). */
 const rows = (...lines: [string, string][]): CsvRow<RosterColumn>[] =>
-  lines.map(([user, role], index) => ({ line: index + 2, cells: { user, role } }));
+  lines.map(([user, role], index) => ({
+    line: index + 2,
+    cells: { user, role, status: '', starts_at: '', ends_at: '' },
+  }));
 
 function plan(
   lines: [string, string][],
@@ -48,6 +55,8 @@ function plan(
     members,
     viewer,
     mode,
+    onRemove: 'delete',
+    columns: new Set(),
     maxRemovals,
     dryRun: false,
   });
@@ -63,8 +72,8 @@ describe(planRosterImport.name, () => {
       ],
       {
         members: [
-          { ...bob, role: ModuleRole.Student },
-          { ...cy, role: ModuleRole.AssistantLecturer },
+          { ...bob, role: ModuleRole.Student, ...OPEN },
+          { ...cy, role: ModuleRole.AssistantLecturer, ...OPEN },
         ],
       },
     );
@@ -75,8 +84,8 @@ describe(planRosterImport.name, () => {
     ]);
     expect(result).toMatchObject({ assigned: 1, changed: 1, unchanged: 1, errors: 0, removed: [] });
     expect(writes).toEqual([
-      { userId: 1, role: ModuleRole.Student },
-      { userId: 2, role: ModuleRole.Tutor },
+      { userId: '1', role: ModuleRole.Student, ...OPEN },
+      { userId: '2', role: ModuleRole.Tutor, ...OPEN },
     ]);
   });
 
@@ -122,7 +131,7 @@ describe(planRosterImport.name, () => {
       [4, 'error', [unknownUserMessage('nobody')]],
       [5, 'error', [unknownUserMessage('Nobody'), DUPLICATE_USER_MESSAGE]],
     ]);
-    expect(writes).toEqual([{ userId: 1, role: ModuleRole.Student }]);
+    expect(writes).toEqual([{ userId: '1', role: ModuleRole.Student, ...OPEN }]);
   });
 
   it("refuses a Lecturer naming the Lecturer role or changing a Lecturer's role", () => {
@@ -132,14 +141,14 @@ describe(planRosterImport.name, () => {
         ['bob', 'Student'],
         ['cy', 'Tutor'],
       ],
-      { viewer: LECTURER, members: [{ ...bob, role: ModuleRole.Lecturer }] },
+      { viewer: LECTURER, members: [{ ...bob, role: ModuleRole.Lecturer, ...OPEN }] },
     );
     expect(result.rows.map((row) => [row.action, row.errors])).toEqual([
       ['error', [PERMISSION_DENIED_MESSAGE]],
       ['error', [PERMISSION_DENIED_MESSAGE]],
       ['assign', undefined],
     ]);
-    expect(writes).toEqual([{ userId: 3, role: ModuleRole.Tutor }]);
+    expect(writes).toEqual([{ userId: '3', role: ModuleRole.Tutor, ...OPEN }]);
     // An admin may do both.
     expect(
       plan(
@@ -147,17 +156,17 @@ describe(planRosterImport.name, () => {
           ['ada', 'Lecturer'],
           ['bob', 'Student'],
         ],
-        { members: [{ ...bob, role: ModuleRole.Lecturer }] },
+        { members: [{ ...bob, role: ModuleRole.Lecturer, ...OPEN }] },
       ).result.errors,
     ).toBe(0);
   });
 
   it('removes in sync mode the members the file does not list, never a Lecturer for a Lecturer', () => {
     const members: Member[] = [
-      { ...ada, role: ModuleRole.Student },
-      { ...bob, role: ModuleRole.Lecturer },
-      { ...cy, role: ModuleRole.Tutor },
-      { ...dee, role: ModuleRole.Student },
+      { ...ada, role: ModuleRole.Student, ...OPEN },
+      { ...bob, role: ModuleRole.Lecturer, ...OPEN },
+      { ...cy, role: ModuleRole.Tutor, ...OPEN },
+      { ...dee, role: ModuleRole.Student, ...OPEN },
     ];
     const asLecturer = plan([['ada', 'Student']], {
       viewer: LECTURER,
@@ -180,7 +189,7 @@ describe(planRosterImport.name, () => {
   });
 
   it('keeps a member named on a row that fails from the removals', () => {
-    const members: Member[] = [{ ...ada, role: ModuleRole.Student }];
+    const members: Member[] = [{ ...ada, role: ModuleRole.Student, ...OPEN }];
     const { result } = plan([['ada', 'Dean']], { members, mode: 'sync' });
     expect(result.removed).toEqual([]);
   });
@@ -190,6 +199,7 @@ describe(planRosterImport.name, () => {
       id: 100 + i,
       username: `member${i}`,
       role: ModuleRole.Student,
+      ...OPEN,
     }));
     const users = new Map([
       ...USERS,
@@ -202,6 +212,8 @@ describe(planRosterImport.name, () => {
         members: many,
         viewer: ADMIN,
         mode: 'sync',
+        onRemove: 'delete',
+        columns: new Set(),
         maxRemovals,
         dryRun: true,
       });

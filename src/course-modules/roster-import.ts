@@ -2,10 +2,35 @@ import { type CsvRow } from '../csv/csv-reader.js';
 import { PERMISSION_DENIED_MESSAGE } from '../core/errors.js';
 import { type ModuleViewer } from './module-access.js';
 import { INVALID_ROLE_MESSAGE, ModuleRole, parseModuleRole } from './module-role.js';
+import { parseTimestamp } from './dto/membership-fields.js';
+import { lifecycleChanged } from './membership-changes.js';
+import {
+  DATES_ORDER_MESSAGE,
+  INVALID_STATUS_MESSAGE,
+  MEMBERSHIP_STATUSES,
+  MembershipStatus,
+  timestampMessage,
+} from './membership-status.js';
+import { type MembershipWrite } from './membership-status.js';
 
 export const ROSTER_COLUMNS = ['user', 'role'] as const;
-export type RosterColumn = (typeof ROSTER_COLUMNS)[number];
+/** The membership columns (docs/api.md §15): each optional; a file without one keeps the stored values. */
+export const ROSTER_OPTIONAL_COLUMNS = ['status', 'starts_at', 'ends_at'] as const;
+export type RosterOptionalColumn = (typeof ROSTER_OPTIONAL_COLUMNS)[number];
+export type RosterColumn = (typeof ROSTER_COLUMNS)[number] | RosterOptionalColumn;
 export type RosterMode = 'add' | 'sync';
+/** What `sync` does to a member missing from the file: delete the role row, or end the membership. */
+export type OnRemove = 'delete' | 'complete' | 'inactivate';
+export const ON_REMOVE_VALUES: readonly OnRemove[] = ['delete', 'complete', 'inactivate'];
+export const ON_REMOVE_MESSAGE = 'on_remove must be one of delete, complete, inactivate';
+
+/** The stored status `on_remove` gives a member missing from the file (none for `delete`). */
+export const concludedStatus = (onRemove: OnRemove): MembershipStatus | undefined =>
+  onRemove === 'complete'
+    ? MembershipStatus.Completed
+    : onRemove === 'inactivate'
+      ? MembershipStatus.Inactive
+      : undefined;
 
 export const DUPLICATE_USER_MESSAGE = 'Duplicate user in file';
 export const unknownUserMessage = (value: string) => `Unknown user: ${value}`;
@@ -44,6 +69,9 @@ export interface KnownUser {
 
 export interface Member extends KnownUser {
   role: ModuleRole;
+  status: MembershipStatus;
+  startsAt: Date | null;
+  endsAt: Date | null;
 }
 
 interface RosterPlanInput {
@@ -54,6 +82,9 @@ interface RosterPlanInput {
   members: readonly Member[];
   viewer: ModuleViewer;
   mode: RosterMode;
+  onRemove: OnRemove;
+  /** The optional columns the file has. */
+  columns: ReadonlySet<RosterOptionalColumn>;
   /** Undefined: 10 % of the members the caller may remove, rounded down. */
   maxRemovals: number | undefined;
   dryRun: boolean;
@@ -66,10 +97,37 @@ export const userKey = (value: string) => value.trim().toLowerCase();
 const mayRemove = (viewer: ModuleViewer, member: Member) =>
   viewer.admin || member.role !== ModuleRole.Lecturer;
 
-/** Decides every row, and for `sync` whom to remove; `writes` are the role assignments to make. */
+/** A row's membership fields: the values of the columns the file has (an empty cell: the default), or errors. */
+function rowMembership(
+  cells: Record<RosterColumn, string>,
+  columns: ReadonlySet<RosterOptionalColumn>,
+  errors: string[],
+): { status?: MembershipStatus; startsAt?: Date | null; endsAt?: Date | null } {
+  const fields: { status?: MembershipStatus; startsAt?: Date | null; endsAt?: Date | null } = {};
+  if (columns.has('status')) {
+    const value = cells.status.trim().toLowerCase();
+    if (value === '') fields.status = MembershipStatus.Active;
+    else if (MEMBERSHIP_STATUSES.includes(value as MembershipStatus))
+      fields.status = value as MembershipStatus;
+    else errors.push(INVALID_STATUS_MESSAGE);
+  }
+  for (const [column, key] of [
+    ['starts_at', 'startsAt'],
+    ['ends_at', 'endsAt'],
+  ] as const) {
+    if (!columns.has(column)) continue;
+    const value = cells[column].trim();
+    const date = value === '' ? null : parseTimestamp(value);
+    if (date === undefined) errors.push(timestampMessage(column));
+    else fields[key] = date;
+  }
+  return fields;
+}
+
+/** Decides every row, and for `sync` whom to remove; `writes` are the memberships to write. */
 export function planRosterImport(input: RosterPlanInput): {
   result: RosterImportResult;
-  writes: { userId: number; role: ModuleRole }[];
+  writes: MembershipWrite[];
   /** How many members `sync` may remove. */
   limit: number;
 } {
@@ -77,7 +135,7 @@ export function planRosterImport(input: RosterPlanInput): {
   const current = new Map(input.members.map((member) => [member.id, member]));
   const seen = new Set<string>();
   const listed = new Set<number>();
-  const writes: { userId: number; role: ModuleRole }[] = [];
+  const writes: MembershipWrite[] = [];
   const result: RosterImportResult = {
     rows: [],
     assigned: 0,
@@ -100,7 +158,21 @@ export function planRosterImport(input: RosterPlanInput): {
     seen.add(key);
     if (user !== undefined) listed.add(user.id);
 
-    const held = user === undefined ? undefined : current.get(user.id)?.role;
+    const member = user === undefined ? undefined : current.get(user.id);
+    const held = member?.role;
+    const fields = rowMembership(cells, input.columns, errors);
+    const write: MembershipWrite | undefined =
+      user === undefined || role === undefined
+        ? undefined
+        : {
+            userId: String(user.id),
+            role,
+            status: fields.status ?? member?.status ?? MembershipStatus.Active,
+            startsAt: fields.startsAt !== undefined ? fields.startsAt : (member?.startsAt ?? null),
+            endsAt: fields.endsAt !== undefined ? fields.endsAt : (member?.endsAt ?? null),
+          };
+    if (write?.startsAt && write.endsAt && write.endsAt.getTime() <= write.startsAt.getTime())
+      errors.push(DATES_ORDER_MESSAGE);
     const row: RosterImportRow = {
       line,
       action: 'error',
@@ -114,14 +186,14 @@ export function planRosterImport(input: RosterPlanInput): {
     if (errors.length > 0) {
       row.errors = errors;
       result.errors++;
-    } else if (held === undefined) {
+    } else if (member === undefined) {
       row.action = 'assign';
       result.assigned++;
-      writes.push({ userId: user!.id, role: role! });
-    } else if (held !== role) {
+      writes.push(write!);
+    } else if (held !== role || lifecycleChanged({ ...member, userId: write!.userId }, write!)) {
       row.action = 'change';
       result.changed++;
-      writes.push({ userId: user!.id, role: role! });
+      writes.push(write!);
     } else {
       row.action = 'unchanged';
       result.unchanged++;
@@ -132,8 +204,11 @@ export function planRosterImport(input: RosterPlanInput): {
   const removable = input.members.filter((member) => mayRemove(viewer, member));
   const limit = input.maxRemovals ?? Math.floor(removable.length / 10);
   if (input.mode === 'sync') {
+    // Concluding leaves alone a membership already concluded (not `active`): a second run changes nothing.
+    const concluding = input.onRemove !== 'delete';
     result.removed = removable
       .filter((member) => !listed.has(member.id))
+      .filter((member) => !concluding || member.status === MembershipStatus.Active)
       .map((member) => ({ user_id: member.id, username: member.username, role: member.role }));
     result.exceeds_limit = result.removed.length > limit;
   }

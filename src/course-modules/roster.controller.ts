@@ -15,7 +15,16 @@ import { readUserListParams } from './list-params.js';
 import { MODULE_NOT_FOUND_MESSAGE } from './module.errors.js';
 import { ModuleIdParam } from './module-id.param.js';
 import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from './module-role.js';
-import { ROSTER_COLUMNS, type RosterImportResult, type RosterMode } from './roster-import.js';
+import { EFFECTIVE_STATUSES, INVALID_LIST_STATUS_MESSAGE } from './membership-status.js';
+import {
+  ON_REMOVE_MESSAGE,
+  ON_REMOVE_VALUES,
+  ROSTER_COLUMNS,
+  ROSTER_OPTIONAL_COLUMNS,
+  type RosterImportResult,
+  type RosterMode,
+  type RosterOptionalColumn,
+} from './roster-import.js';
 import { ROSTER_EXPORT_COLUMNS, type RosterImportOptions, RosterService } from './roster.service.js';
 
 const RosterImportRowSchema = schema('RosterImportRow', {
@@ -72,9 +81,13 @@ function readImportOptions(query: QueryParams): RosterImportOptions {
   const maxRemovals = reader.int('max_removals');
   if (rawMax !== undefined && maxRemovals !== undefined && maxRemovals < 0)
     reader.invalid(MAX_REMOVALS_MESSAGE);
+  const rawOnRemove = reader.string('on_remove');
+  const onRemove =
+    rawOnRemove === undefined ? 'delete' : ON_REMOVE_VALUES.find((value) => value === rawOnRemove);
+  if (onRemove === undefined) reader.invalid(ON_REMOVE_MESSAGE);
   const dryRun = readDryRun(reader);
   reader.done();
-  return { mode: mode!, maxRemovals, dryRun };
+  return { mode: mode!, onRemove: onRemove!, maxRemovals, dryRun };
 }
 
 /** docs/api.md §9: a module's roster from and to CSV. */
@@ -89,7 +102,8 @@ export class RosterController {
   @ApiOperation({
     summary: "Set a module's roster from a CSV file, all or nothing",
     description:
-      'Columns `user` (username or email) and `role`. `mode=add` only adds or changes roles; `mode=sync` also ' +
+      'Columns `user` (username or email) and `role`, optionally `status`, `starts_at`, `ends_at` (docs/api.md ' +
+      '§15). `mode=add` only adds or changes memberships; `mode=sync` also ' +
       'removes members not in the file whom the caller may remove, refused (409) above `max_removals`. Access as ' +
       'personnel changes: admins, and Lecturers of the module for roles other than Lecturer.',
   })
@@ -97,6 +111,14 @@ export class RosterController {
     name: 'mode',
     required: false,
     schema: { type: 'string', enum: ['add', 'sync'], default: 'add' },
+  })
+  @ApiQuery({
+    name: 'on_remove',
+    required: false,
+    description:
+      'What `sync` does to a member missing from the file: `delete` the membership, or end it as `completed` ' +
+      '(`complete`) or `inactive` (`inactivate`), keeping the record (docs/api.md §15).',
+    schema: { type: 'string', enum: [...ON_REMOVE_VALUES], default: 'delete' },
   })
   @ApiQuery({
     name: 'max_removals',
@@ -115,6 +137,7 @@ export class RosterController {
       MODE_MESSAGE,
       'max_removals must be an integer',
       MAX_REMOVALS_MESSAGE,
+      ON_REMOVE_MESSAGE,
       'dry_run must be true or false',
     ],
     403: [PERMISSION_DENIED_MESSAGE],
@@ -131,8 +154,9 @@ export class RosterController {
   ): Promise<WithMessage<RosterImportResult>> {
     const options = readImportOptions(query);
     await this.roster.assertMayImport(id, caller);
-    const rows = await readCsvUpload(request, reply, ROSTER_COLUMNS);
-    const result = await this.roster.import(id, caller, rows, options, context);
+    const columns = new Set<RosterOptionalColumn>();
+    const rows = await readCsvUpload(request, reply, ROSTER_COLUMNS, ROSTER_OPTIONAL_COLUMNS, columns);
+    const result = await this.roster.import(id, caller, rows, columns, options, context);
     return new WithMessage(result, options.dryRun ? 'Roster checked' : 'Roster imported');
   }
 
@@ -142,10 +166,22 @@ export class RosterController {
     description: `Columns ${ROSTER_EXPORT_COLUMNS.join(', ')}. For admins and staff of the module.`,
   })
   @ApiQuery({ name: 'role', required: false, schema: { type: 'string', enum: [...MODULE_ROLES] } })
+  @ApiQuery({
+    name: 'status',
+    required: false,
+    description: 'Only memberships with this effective status (docs/api.md §15); `all` by default.',
+    schema: { type: 'string', enum: [...EFFECTIVE_STATUSES, 'all'], default: 'all' },
+  })
   @ApiQuery({ name: 'query', required: false, schema: { type: 'string', example: 'smith' } })
   @ApiQuery({ name: 'sort', required: false, schema: { type: 'string', example: 'username' } })
-  @ApiCsvDownload('user_id,username,email,role\r\n42,jsmith,jsmith@example.edu,Student\r\n')
-  @ApiResponse({ status: 400, ...errorResponse([INVALID_ROLE_MESSAGE, INVALID_SORT_MESSAGE]) })
+  @ApiCsvDownload(
+    'user_id,username,email,role,status,starts_at,ends_at,effective_status\r\n' +
+      '42,jsmith,jsmith@example.edu,Student,active,2026-09-01T08:00:00.000Z,,active\r\n',
+  )
+  @ApiResponse({
+    status: 400,
+    ...errorResponse([INVALID_ROLE_MESSAGE, INVALID_LIST_STATUS_MESSAGE, INVALID_SORT_MESSAGE]),
+  })
   @ApiResponse({ status: 403, ...errorResponse([PERMISSION_DENIED_MESSAGE]) })
   @ApiResponse({ status: 404, ...errorResponse([MODULE_NOT_FOUND_MESSAGE]) })
   export(
@@ -153,6 +189,6 @@ export class RosterController {
     @CurrentUser() caller: AuthUser,
     @Query() query: QueryParams,
   ): Promise<StreamableFile> {
-    return this.roster.export(id, caller, readUserListParams(query, true));
+    return this.roster.export(id, caller, readUserListParams(query, true, true));
   }
 }

@@ -13,17 +13,31 @@ import { type UserListParams } from './list-params.js';
 import { canViewPersonnel, type ModuleViewer } from './module-access.js';
 import { ModuleNotFound } from './module.errors.js';
 import { ModuleRole } from './module-role.js';
+import { MembershipStatus } from './membership-status.js';
 import {
+  concludedStatus,
+  type OnRemove,
   planRosterImport,
   type RosterColumn,
   type RosterImportResult,
   type RosterMode,
+  type RosterOptionalColumn,
   userKey,
 } from './roster-import.js';
+import { changeOf, membersChange } from './membership-changes.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { ModuleRolesRepository } from './module-roles.repository.js';
 
-export const ROSTER_EXPORT_COLUMNS = ['user_id', 'username', 'email', 'role'] as const;
+export const ROSTER_EXPORT_COLUMNS = [
+  'user_id',
+  'username',
+  'email',
+  'role',
+  'status',
+  'starts_at',
+  'ends_at',
+  'effective_status',
+] as const;
 
 class SyncLimitExceeded extends AppError {
   constructor(count: number, limit: number) {
@@ -40,6 +54,7 @@ class DryRunDone extends Error {
 
 export interface RosterImportOptions {
   mode: RosterMode;
+  onRemove: OnRemove;
   maxRemovals: number | undefined;
   dryRun: boolean;
 }
@@ -75,6 +90,7 @@ export class RosterService {
     moduleId: string,
     caller: AuthUser,
     rows: readonly CsvRow<RosterColumn>[],
+    columns: ReadonlySet<RosterOptionalColumn>,
     options: RosterImportOptions,
     context: RequestContext,
   ): Promise<RosterImportResult> {
@@ -98,6 +114,8 @@ export class RosterService {
           members,
           viewer,
           mode: options.mode,
+          onRemove: options.onRemove,
+          columns,
           maxRemovals: options.maxRemovals,
           dryRun: options.dryRun,
         });
@@ -108,9 +126,12 @@ export class RosterService {
         if (writes.length === 0 && removeIds.length === 0) return result;
         // A Lecturer caller never changes a Lecturer, not even one an admin committed since the members were read.
         const keepLecturers = !viewer.admin;
-        await this.roles.applyRoster(moduleId, writes, removeIds, manager, keepLecturers);
-        const written = writes.map((write) => write.userId);
-        if (keepLecturers && (await this.roles.countLecturers(moduleId, written, manager)) > 0)
+        const written = await this.roles.writeMemberships(moduleId, writes, manager, keepLecturers);
+        const concluded = concludedStatus(options.onRemove);
+        if (concluded === undefined) await this.roles.removeMembers(moduleId, removeIds, manager);
+        else await this.roles.conclude(moduleId, removeIds, concluded, manager);
+        const writtenIds = writes.map((write) => Number(write.userId));
+        if (keepLecturers && (await this.roles.countLecturers(moduleId, writtenIds, manager)) > 0)
           throw new PermissionDenied();
         await this.audit.record(manager, context, {
           action: 'roster.import',
@@ -118,20 +139,29 @@ export class RosterService {
           targetIds: [moduleId],
           summary: {
             mode: options.mode,
+            ...(options.mode === 'sync' ? { on_remove: options.onRemove } : {}),
             assigned: result.assigned,
             changed: result.changed,
             unchanged: result.unchanged,
             removed: removeIds.length,
           },
         });
-        const held = new Map(members.map((member) => [member.id, member.role]));
-        const change: MembersChanged = { module_id: Number(moduleId), added: [], removed: [], changed: [] };
-        for (const write of writes) {
-          const from = held.get(write.userId);
-          if (from === undefined) change.added.push({ user_id: write.userId, role: write.role });
-          else change.changed.push({ user_id: write.userId, from, to: write.role });
+        const held = new Map(
+          members.map((member) => [String(member.id), { ...member, userId: String(member.id) }]),
+        );
+        const change: MembersChanged =
+          written.length > 0 ? changeOf(moduleId, held, writes, written) : membersChange(moduleId);
+        if (concluded === undefined) {
+          change.removed = result.removed.map((member) => ({ user_id: member.user_id, role: member.role }));
+        } else if (removeIds.length > 0) {
+          change.status_changed ??= [];
+          for (const member of result.removed)
+            change.status_changed.push({
+              user_id: member.user_id,
+              from: MembershipStatus.Active,
+              to: concluded,
+            });
         }
-        change.removed = result.removed.map((member) => ({ user_id: member.user_id, role: member.role }));
         await this.changeEvents.record(manager, [{ type: 'module.members_changed', data: change }]);
         return result;
       });

@@ -4,7 +4,8 @@ import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { type AuthUser, CurrentUser } from '../core/decorators.js';
 import { type Query as QueryParams } from '../core/query.js';
-import { StudentsBodyDto } from './dto/personnel-body.dto.js';
+import { StudentsBodyDto, StudentsEnrolBodyDto } from './dto/personnel-body.dto.js';
+import { membershipChangeOf } from './dto/membership-fields.js';
 import { readUserListParams } from './list-params.js';
 import { type PersonnelMember } from './module.mapper.js';
 import { EnrolledCountSchema, PersonnelListSchema, RemovedCountSchema } from './module.schemas.js';
@@ -27,13 +28,15 @@ export class StudentsController {
       description: 'For admins and the teaching staff (Lecturer, AssistantLecturer, Tutor) of the module.',
     },
     PersonnelListSchema,
+    false,
+    true,
   )
   list(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
     @Query() query: QueryParams,
   ): Promise<UserPage<PersonnelMember>> {
-    return this.personnel.list(id, user, readUserListParams(query, false), 'students');
+    return this.personnel.list(id, user, readUserListParams(query, false, true), 'students');
   }
 
   @Post()
@@ -43,19 +46,23 @@ export class StudentsController {
     {
       summary: 'Enrol users as students of a module',
       description:
-        'As personnel assignment with role Student: admins and Lecturers of the module; all or nothing.',
+        'As personnel assignment with role Student: admins and Lecturers of the module; all or nothing. ' +
+        '`status`, `starts_at` and `ends_at` set the membership of every named user (docs/api.md §15).',
     },
     EnrolledCountSchema,
-    { withRole: false, removal: false },
+    { withRole: false, removal: false, membership: true },
   )
   async enrol(
     @ModuleIdParam() id: string,
     @CurrentUser() user: AuthUser,
-    @Body() body: StudentsBodyDto,
+    @Body() body: StudentsEnrolBodyDto,
     @RequestCtx() context: RequestContext,
   ): Promise<{ enrolled: number }> {
     const audit = { action: 'students.enrol', context } as const;
-    return { enrolled: await this.personnel.assign(id, user, body.user_ids, ModuleRole.Student, audit) };
+    const membership = membershipChangeOf(body);
+    return {
+      enrolled: await this.personnel.assign(id, user, body.user_ids, ModuleRole.Student, audit, membership),
+    };
   }
 
   @Delete()

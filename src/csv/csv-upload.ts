@@ -90,9 +90,10 @@ export async function readCsvUpload<R extends string, O extends string = never>(
   reply: FastifyReply,
   required: readonly R[],
   optional: readonly O[] = [],
+  present?: Set<O>,
 ): Promise<CsvRow<R | O>[]> {
   try {
-    return await withCsvUpload(request, (source) => readCsv(source, required, optional));
+    return await withCsvUpload(request, (source) => readCsv(source, required, optional, present));
   } catch (error) {
     // A body refused before its end is not read further: the connection closes after the answer.
     if (!request.raw.readableEnded) void reply.header('connection', 'close');

@@ -126,6 +126,14 @@ export async function roleOf(
   return rows[0]?.role ?? null;
 }
 
+/** The membership fields of a list item for an active membership with no dates (docs/api.md §15). */
+export const OPEN_MEMBERSHIP = {
+  status: 'active',
+  starts_at: null,
+  ends_at: null,
+  effective_status: 'active',
+};
+
 export const PERMISSION_DENIED = 'You do not have permission to perform this action';
 export const INVALID_SORT = 'Invalid field used for sorting';
 export const INVALID_ROLE = 'role must be one of Lecturer, AssistantLecturer, Tutor, Student';

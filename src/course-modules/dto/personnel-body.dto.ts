@@ -1,5 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { MODULE_ROLES } from '../module-role.js';
+import { type MembershipStatus } from '../membership-status.js';
+import { EndsAtField, type MembershipFields, StartsAtField, StatusField } from './membership-fields.js';
 import { ID_LIST_MAX, IsIdList, IsModuleRoleName, USER_IDS_MESSAGES } from '../module-rules.js';
 
 const userIds = (description: string) =>
@@ -34,4 +36,62 @@ export class StudentsBodyDto {
   @userIds('Every user must exist; repeated ids count once.')
   @IsIdList(USER_IDS_MESSAGES)
   user_ids!: number[];
+}
+
+/** `{user_ids, role, status?, starts_at?, ends_at?}` of personnel assignment (docs/api.md §4.1, §15). */
+export class PersonnelAssignBodyDto implements MembershipFields {
+  // Declared here rather than inherited: class-validator reports an inherited field after the class's own.
+  @userIds('Every user must exist; repeated ids count once.')
+  @IsIdList(USER_IDS_MESSAGES)
+  user_ids!: number[];
+
+  @ApiProperty({
+    type: 'string',
+    enum: MODULE_ROLES,
+    description: 'Also accepted case-insensitively and in snake case (`assistant_lecturer`).',
+    example: 'Tutor',
+  })
+  @IsModuleRoleName()
+  role!: string;
+
+  @StatusField()
+  status?: MembershipStatus;
+
+  @StartsAtField()
+  starts_at?: string | null;
+
+  @EndsAtField()
+  ends_at?: string | null;
+}
+
+/** `{user_ids, status?, starts_at?, ends_at?}` of student enrolment (docs/api.md §4.2, §15). */
+export class StudentsEnrolBodyDto implements MembershipFields {
+  @userIds('Every user must exist; repeated ids count once.')
+  @IsIdList(USER_IDS_MESSAGES)
+  user_ids!: number[];
+
+  @StatusField()
+  status?: MembershipStatus;
+
+  @StartsAtField()
+  starts_at?: string | null;
+
+  @EndsAtField()
+  ends_at?: string | null;
+}
+
+/** `{user_ids, status?, starts_at?, ends_at?}` of `PATCH …/members`: at least one of the three (docs/api.md §15). */
+export class MembersPatchBodyDto implements MembershipFields {
+  @userIds('Every user must exist; repeated ids count once.')
+  @IsIdList(USER_IDS_MESSAGES)
+  user_ids!: number[];
+
+  @StatusField(true)
+  status?: MembershipStatus;
+
+  @StartsAtField()
+  starts_at?: string | null;
+
+  @EndsAtField()
+  ends_at?: string | null;
 }
