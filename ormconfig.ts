@@ -16,6 +16,7 @@ import { ModuleCounts1763720000000 } from './src/database/migrations/17637200000
 import { Webhooks1764100000000 } from './src/database/migrations/1764100000000-Webhooks.js';
 import { PasswordlessUsers1764200000000 } from './src/database/migrations/1764200000000-PasswordlessUsers.js';
 import { ModuleStatsAtCommit1764300000000 } from './src/database/migrations/1764300000000-ModuleStatsAtCommit.js';
+import { SsoBinding1764400000000 } from './src/database/migrations/1764400000000-SsoBinding.js';
 import { User } from './src/users/user.entity.js';
 import { WebhookDelivery } from './src/webhooks/webhook-delivery.entity.js';
 import { WebhookDispatch } from './src/webhooks/webhook-dispatch.entity.js';
@@ -48,6 +49,7 @@ export const migrations = [
   Webhooks1764100000000,
   PasswordlessUsers1764200000000,
   ModuleStatsAtCommit1764300000000,
+  SsoBinding1764400000000,
 ];
 
 /**
