@@ -622,6 +622,20 @@ describe('PASSWORD_LOGIN=false', () => {
         body: { success: false, data: null, message: 'Password login is disabled; use single sign-on' },
       });
     }
+    // The password change is not a second login: refused too, before anything is checked or counted.
+    for (const current_password of ['wrong-password', DEFAULT_PASSWORD]) {
+      const change = await api.put('/api/auth/password', {
+        token: tokenFor(user),
+        body: { current_password, new_password: 'a-brand-new-password' },
+      });
+      expect(change).toMatchObject({
+        status: 403,
+        body: { success: false, data: null, message: 'Password login is disabled; use single sign-on' },
+      });
+    }
+    expect(
+      (await api.put('/api/auth/password', { token: tokenFor(user), body: { nonsense: true } })).status,
+    ).toBe(403);
     const invalidBody = await api.post('/api/auth/login', { body: { nonsense: true } });
     expect(invalidBody.status).toBe(403);
     expect(await app.dataSource.query(`SELECT action FROM audit_events`)).toEqual([]);
