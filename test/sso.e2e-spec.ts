@@ -416,6 +416,33 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
       ).toBe(200);
     });
 
+    it('an ID token or another type of token for the right audience; an unmarked access token passes', async () => {
+      const jwt = { header: { typ: 'JWT' } };
+      await expectRefused(await idp.mint(person, { header: { typ: 'logout+jwt' } }));
+      await expectRefused(await idp.mint({ ...person, typ: 'ID' }, jwt));
+      await expectRefused(await idp.mint({ ...person, nonce: 'n-0S6_WzA2Mj' }, jwt));
+      await expectRefused(await idp.mint({ ...person, at_hash: 'MTIzNDU2Nzg5MDEyMzQ1Ng' }, jwt));
+      await expectRefused(await idp.mint({ ...person, token_use: 'id' }, { header: { typ: undefined } }));
+      // Access tokens as Keycloak, Entra ID and Okta mark them (or do not), and RFC 9068's media type.
+      for (const [claims, header] of [
+        [{ typ: 'Bearer' }, { typ: 'JWT' }],
+        [{}, { typ: 'JWT' }],
+        [{ token_use: 'access' }, { typ: undefined }],
+        [{}, { typ: 'application/at+jwt' }],
+      ] as const) {
+        const token = await idp.mint({ ...person, ...claims }, { header });
+        expect((await api.get('/api/auth/me', { token })).status).toBe(200);
+      }
+    });
+
+    it('issued in the future beyond the 60 s tolerance', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      await expectRefused(await idp.mint({ ...person, iat: now + 120 }));
+      expect(
+        (await api.get('/api/auth/me', { token: await idp.mint({ ...person, iat: now + 30 }) })).status,
+      ).toBe(200);
+    });
+
     it('alg none, and HS256 "signed" with the public key (algorithm confusion)', async () => {
       await expectRefused(unsignedToken({ ...person, iss: idp.issuer, aud: TEST_AUDIENCE, exp: 4102444800 }));
       const now = Math.floor(Date.now() / 1000);
@@ -599,6 +626,77 @@ describe('single sign-on: the IdP down at start, then up, then rotating its key'
         })
       ).status,
     ).toBe(401);
+  });
+});
+
+describe("single sign-on while the IdP's key endpoint fails", () => {
+  let idp: TestIdp;
+  let app: TestApp;
+  let api: Client;
+
+  beforeAll(async () => {
+    idp = await TestIdp.start();
+    app = await startTestApp(oidcSettings(idp.issuer, { refetchCooldownMs: 1000, keysMaxAgeMs: 1500 }));
+    api = client(app.url);
+    await makeUser(app.dataSource, { username: 'steady' });
+    // The keys are fetched once the IdP is discovered.
+    await eventually(
+      async () =>
+        (await api.get('/api/auth/me', { token: await idp.mint({ preferred_username: 'steady' }) }))
+          .status === 200,
+      5000,
+    );
+  });
+  afterAll(async () => {
+    await app?.close();
+    await idp?.stop();
+  });
+  afterEach(() => {
+    idp.jwksFailure = 'none';
+  });
+
+  it('refetches at most once per cooldown for unknown kids, counted from the last attempt, not the last success', async () => {
+    idp.jwksFailure = 'error';
+    const stranger = await makeSigningKey('not-published-yet');
+    const unknownKid = () => idp.mint({ preferred_username: 'steady' }, { key: stranger });
+    const before = idp.jwksRequests;
+    // Once the cooldown since the last fetch has passed, an unknown kid makes one (failing) refetch.
+    await eventually(async () => {
+      expect((await api.get('/api/auth/me', { token: await unknownKid() })).status).toBe(401);
+      return idp.jwksRequests > before;
+    }, 5000);
+    const after = idp.jwksRequests;
+    for (let i = 0; i < 5; i++) {
+      expect((await api.get('/api/auth/me', { token: await unknownKid() })).status).toBe(401);
+    }
+    expect(idp.jwksRequests).toBe(after);
+    // The last good keys stay in use.
+    expect(
+      (await api.get('/api/auth/me', { token: await idp.mint({ preferred_username: 'steady' }) })).status,
+    ).toBe(200);
+  });
+
+  it('refreshes stale keys in the background, one fetch at a time: no request waits on a hanging endpoint', async () => {
+    idp.jwksFailure = 'hang';
+    const before = idp.jwksRequests;
+    const known = async () => {
+      const started = Date.now();
+      const res = await api.get('/api/auth/me', { token: await idp.mint({ preferred_username: 'steady' }) });
+      return { status: res.status, ms: Date.now() - started };
+    };
+    // Requests go on while the keys grow stale; one of them starts the refresh, which then hangs.
+    await eventually(async () => {
+      const answer = await known();
+      expect(answer.status).toBe(200);
+      expect(answer.ms).toBeLessThan(1000);
+      return idp.jwksRequests > before;
+    }, 10_000);
+    for (let i = 0; i < 5; i++) {
+      const answer = await known();
+      expect(answer.status).toBe(200);
+      expect(answer.ms).toBeLessThan(1000);
+    }
+    expect(idp.jwksRequests).toBe(before + 1);
   });
 });
 
