@@ -18,6 +18,7 @@ import { PasswordlessUsers1764200000000 } from './src/database/migrations/176420
 import { ModuleStatsAtCommit1764300000000 } from './src/database/migrations/1764300000000-ModuleStatsAtCommit.js';
 import { FeedHorizon1764410000000 } from './src/database/migrations/1764410000000-FeedHorizon.js';
 import { MembershipLifecycle1764600000000 } from './src/database/migrations/1764600000000-MembershipLifecycle.js';
+import { SsoBinding1764400000000 } from './src/database/migrations/1764400000000-SsoBinding.js';
 import { User } from './src/users/user.entity.js';
 import { WebhookDelivery } from './src/webhooks/webhook-delivery.entity.js';
 import { WebhookDispatch } from './src/webhooks/webhook-dispatch.entity.js';
@@ -50,6 +51,7 @@ export const migrations = [
   Webhooks1764100000000,
   PasswordlessUsers1764200000000,
   ModuleStatsAtCommit1764300000000,
+  SsoBinding1764400000000,
   FeedHorizon1764410000000,
   MembershipLifecycle1764600000000,
 ];

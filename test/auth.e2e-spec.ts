@@ -1,6 +1,8 @@
 import { jest } from '@jest/globals';
 import jwt from 'jsonwebtoken';
+import { LoginThrottle } from '../src/auth/login-throttle.js';
 import { Clock } from '../src/core/clock.js';
+import { PasswordHasher } from '../src/users/password-hasher.js';
 import { startTestApp, useTestApp } from './support/app.js';
 import { client } from './support/http.js';
 import { DEFAULT_PASSWORD, makeUser, tokenFor, unsignedToken, type UserRow } from './support/factories.js';
@@ -168,6 +170,62 @@ describe('authentication (docs/api.md §2)', () => {
         (await api.post('/api/auth/login', { body: { username: 'jane.doe', password: DEFAULT_PASSWORD } }))
           .status,
       ).toBe(429);
+    });
+
+    it('lets 30 concurrent right logins from one address in: only failures count (a campus NAT)', async () => {
+      const users = await Promise.all(Array.from({ length: 30 }, () => makeUser(app.dataSource)));
+      // Password checks are quick with the tests' hashing cost: the first ones are held until all 30 attempts
+      // have reached the throttle (or been answered), so they are truly in flight together, as with production's
+      // cost.
+      const throttle = app.service.app.get(LoginThrottle);
+      const hasher = app.service.app.get(PasswordHasher);
+      const admit = throttle.admit.bind(throttle);
+      const verify = hasher.verify.bind(hasher);
+      let admits = 0;
+      let answered = 0;
+      let held = 0;
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const maybeOpen = () => {
+        if (held >= 10 && admits + answered >= 30) open();
+      };
+      jest.spyOn(throttle, 'admit').mockImplementation(async (username, ip) => {
+        const answer = await admit(username, ip);
+        admits++;
+        maybeOpen();
+        return answer;
+      });
+      jest.spyOn(hasher, 'verify').mockImplementation(async (hash, password) => {
+        held++;
+        maybeOpen();
+        await gate;
+        return verify(hash, password);
+      });
+      const answers = await Promise.all(
+        users.map(async (one) => {
+          const answer = await api.post('/api/auth/login', {
+            body: { username: one.username, password: DEFAULT_PASSWORD },
+          });
+          answered++;
+          maybeOpen();
+          return answer;
+        }),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(Array(30).fill(200));
+    });
+
+    it('names nobody with a username outside the rule: "admİn" is not admin, the Kelvin sign not kelvin', async () => {
+      const admin = await makeUser(app.dataSource, { username: 'admin', admin: true });
+      const kelvin = await makeUser(app.dataSource, { username: 'kelvin' });
+      for (const [username, password] of [
+        ['adm\u0130n', admin.password],
+        ['ADM\u0130N', admin.password],
+        ['\u212Aelvin', kelvin.password],
+      ]) {
+        const res = await api.post('/api/auth/login', { body: { username, password } });
+        expect(res.status).toBe(401);
+        expect(res.body).toEqual({ success: false, data: null, message: 'Invalid username or password' });
+      }
     });
 
     it('counts only failures: successful logins never throttle', async () => {
@@ -362,6 +420,40 @@ describe('authentication (docs/api.md §2)', () => {
       ).toBe(200);
     });
 
+    it('counts a wrong current password as a failed login for the username and the address: the 11th is 429', async () => {
+      const token = tokenFor(user);
+      for (let i = 0; i < 10; i++) {
+        const res = await api.put('/api/auth/password', {
+          token,
+          body: { current_password: `wrong-${i}`, new_password: 'a-brand-new-password' },
+        });
+        expect(res.status).toBe(401);
+      }
+      const throttled = { success: false, data: null, message: 'Too many requests, try again later' };
+      for (const current_password of ['wrong-again', DEFAULT_PASSWORD]) {
+        const res = await api.put('/api/auth/password', {
+          token,
+          body: { current_password, new_password: 'a-brand-new-password' },
+        });
+        expect(res).toMatchObject({ status: 429, body: throttled });
+      }
+      // The same window as password login's: the username and the address are both throttled.
+      const login = await api.post('/api/auth/login', {
+        body: { username: 'jane.doe', password: DEFAULT_PASSWORD },
+      });
+      expect(login.status).toBe(429);
+      const other = await makeUser(app.dataSource);
+      expect(
+        (
+          await api.post('/api/auth/login', {
+            body: { username: other.username, password: DEFAULT_PASSWORD },
+          })
+        ).status,
+      ).toBe(429);
+      // Nothing changed.
+      expect((await api.get('/api/auth/me', { token })).status).toBe(200);
+    });
+
     it.each([
       [{ current_password: DEFAULT_PASSWORD, new_password: 'short' }, 'Password must be 8-128 characters'],
       [
@@ -382,6 +474,32 @@ describe('authentication (docs/api.md §2)', () => {
         body: { current_password: DEFAULT_PASSWORD, new_password: '😀'.repeat(8) },
       });
       expect(res.status).toBe(200);
+    });
+  });
+
+  describe('the login throttle behind a proxy (one window per username and per address)', () => {
+    const behindProxy = useTestApp({ trustProxy: ['127.0.0.1'] });
+    beforeEach(() => behindProxy.app.reset());
+    const attempt = (username: string, password: string, from: string) =>
+      behindProxy.api.post('/api/auth/login', {
+        body: { username, password },
+        headers: { 'x-forwarded-for': from },
+      });
+
+    it('keeps a username outside the rule in a window of its own: no Unicode folding joins or splits one', async () => {
+      const ds = behindProxy.app.dataSource;
+      await makeUser(ds, { username: 'admin', admin: true });
+      await makeUser(ds, { username: 'kelvin' });
+      // Ten failures as "Kelvin" with the Kelvin sign, each from its own address: kelvin's window is untouched.
+      for (let i = 0; i < 10; i++)
+        expect((await attempt('\u212Aelvin', 'wrong', `192.0.2.${i}`)).status).toBe(401);
+      expect((await attempt('\u212Aelvin', 'wrong', '192.0.2.50')).status).toBe(429);
+      expect((await attempt('kelvin', DEFAULT_PASSWORD, '192.0.2.51')).status).toBe(200);
+      // Ten failures as admin: "admİn" (which signs in as nobody) is not throttled by them, admin is.
+      for (let i = 0; i < 10; i++)
+        expect((await attempt('admin', 'wrong', `198.51.100.${i}`)).status).toBe(401);
+      expect((await attempt('adm\u0130n', DEFAULT_PASSWORD, '198.51.100.50')).status).toBe(401);
+      expect((await attempt('ADMIN', DEFAULT_PASSWORD, '198.51.100.51')).status).toBe(429);
     });
   });
 

@@ -264,6 +264,7 @@ const TABLE: Record<string, Row> = {
     build: (f) => ({ json: { email: `${username(f)}@example.edu` } }),
   },
   'DELETE /api/users/{user_id}': { allowed: ADMIN },
+  'DELETE /api/users/{user_id}/sso-binding': { allowed: ADMIN },
   'GET /api/users/{user_id}/modules': { allowed: ADMIN },
   'PUT /api/users/{user_id}/avatar': { allowed: ADMIN, build: () => ({ multipart: true }) },
   'GET /api/users/{user_id}/avatar': {

@@ -1,10 +1,16 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
-import { LoginThrottle } from '../src/auth/login-throttle.js';
+import { type LoginAttempt, LoginThrottle } from '../src/auth/login-throttle.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { DEFAULT_PASSWORD, makeUser } from './support/factories.js';
 import { client } from './support/http.js';
 import { uniqueRedisPrefix } from './support/redis.js';
-import { describeWhenAvailable, redisRequirement } from './support/requires.js';
+import { freePort } from './support/idp.js';
+import { describeWhenAvailable, onPath, redisRequirement, type Requirement } from './support/requires.js';
+import { waitFor } from './support/wait-for.js';
 
 const needsRedis = await redisRequirement();
 const redisUrl = needsRedis.found;
@@ -47,7 +53,7 @@ describeWhenAvailable(needsRedis, 'Login throttle in Redis (REDIS_URL), shared b
 
   it('keeps the counters under its own key prefix, expiring with the 60 s window', async () => {
     await login(one, 'nobody-at-all', 'wrong-password');
-    const keys = await redis.keys(`${prefix}login-failures:*`);
+    const keys = await redis.keys(`${prefix}{login-failures}:*`);
     expect(keys).toHaveLength(2);
     expect(keys.some((key) => key.includes('nobody'))).toBe(false);
     for (const key of keys) {
@@ -60,18 +66,21 @@ describeWhenAvailable(needsRedis, 'Login throttle in Redis (REDIS_URL), shared b
   it('loses no failure under concurrent attempts (one script per attempt)', async () => {
     const throttle = one.service.app.get(LoginThrottle);
     const other = two.service.app.get(LoginThrottle);
-    await Promise.all(
-      Array.from({ length: 9 }, async (_, i) => {
-        expect(await (i % 2 ? throttle : other).admit('racer', '192.0.2.9')).toBeDefined();
-      }),
+    const attempts = await Promise.all(
+      Array.from({ length: 9 }, async (_, i) => (i % 2 ? throttle : other).admit('racer', '192.0.2.9')),
     );
-    expect(await throttle.isBlocked('racer', '192.0.2.10')).toBe(false);
-    const released = await other.admit('racer', '192.0.2.11');
-    expect(await throttle.isBlocked('RACER', '192.0.2.12')).toBe(true);
-    await throttle.release(released!);
+    for (const attempt of attempts) expect(attempt).toMatchObject({ id: expect.any(String) });
+    const tenth = (await other.admit('racer', '192.0.2.11')) as LoginAttempt;
+    // Ten in flight: the next one waits, and nothing is blocked (none has failed yet).
+    expect(await throttle.admit('racer', '192.0.2.12')).toBe('busy');
     expect(await throttle.isBlocked('RACER', '192.0.2.12')).toBe(false);
-    expect(await other.admit('racer', '192.0.2.11')).toBeDefined();
-    expect(await throttle.admit('racer', '192.0.2.13')).toBeUndefined();
+    await throttle.release(tenth);
+    expect(await other.admit('racer', '192.0.2.11')).toMatchObject({ id: expect.any(String) });
+    await Promise.all(
+      attempts.map(async (attempt, i) => (i % 2 ? other : throttle).fail(attempt as LoginAttempt)),
+    );
+    expect(await throttle.isBlocked('RACER', '192.0.2.12')).toBe(false);
+    expect(await throttle.admit('racer', '192.0.2.13')).toBe('busy');
     expect(await other.isBlocked(undefined, '192.0.2.9')).toBe(false);
   });
 
@@ -92,6 +101,71 @@ describeWhenAvailable(needsRedis, 'Login throttle in Redis (REDIS_URL), shared b
     const res = await client(two.url).get('/api/health/ready');
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({ database: 'up', redis: 'up' });
+  });
+});
+
+/** A Redis in cluster mode is started from the machine's `redis-server` for the test below. */
+const redisServer: Requirement = {
+  needs: 'the `redis-server` program on PATH (to start a Redis in cluster mode)',
+  found: onPath('redis-server'),
+  enable: 'install it (Debian: `apt-get install redis-server`)',
+  requiredBy: 'REQUIRE_REDIS',
+};
+
+describeWhenAvailable(redisServer, 'Login throttle on a Redis in cluster mode', () => {
+  let dir: string;
+  let server: ChildProcess;
+  let redis: Redis;
+  let app: TestApp;
+  let output = '';
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'mas-redis-cluster-'));
+    const port = await freePort();
+    // One node holding every slot: enough for Redis to refuse a script over keys of two slots (CROSSSLOT).
+    server = spawn(
+      redisServer.found!,
+      ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--dir', dir, '--save', ''],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    server.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const url = `redis://127.0.0.1:${port}`;
+    redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 50 });
+    redis.on('error', () => undefined);
+    await waitFor(
+      () =>
+        redis.connect().then(
+          () => true,
+          () => false,
+        ),
+      {
+        what: 'the cluster-mode Redis to accept a connection',
+        seen: () => output,
+      },
+    );
+    await redis.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
+    await waitFor(async () => String(await redis.call('CLUSTER', 'INFO')).includes('cluster_state:ok'), {
+      what: 'the cluster state to be ok',
+      seen: () => output,
+    });
+    app = await startTestApp({ redisUrl: url, redisKeyPrefix: uniqueRedisPrefix('cluster') });
+  });
+  afterAll(async () => {
+    await app?.close();
+    redis?.disconnect();
+    server?.kill('SIGKILL');
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('keeps counting (no CROSSSLOT): every key of the throttle is in one slot', async () => {
+    const user = await makeUser(app.dataSource);
+    for (let i = 0; i < 10; i++) expect((await login(app, user.username, 'wrong-password')).status).toBe(401);
+    expect((await login(app, user.username, DEFAULT_PASSWORD)).status).toBe(429);
+    const keys = await redis.keys('*');
+    expect(keys.length).toBeGreaterThanOrEqual(2);
+    const slots = new Set(await Promise.all(keys.map((key) => redis.call('CLUSTER', 'KEYSLOT', key))));
+    expect(slots.size).toBe(1);
   });
 });
 

@@ -139,6 +139,8 @@ describe('responses conform to the OpenAPI document', () => {
       body: { email: 'Sam.Student@Uni.Example' },
     });
     await expectStatus(400, 'PUT', `/api/users/${state.student.id}`, { token, body: {} });
+    await expectStatus(200, 'DELETE', `/api/users/${state.student.id}/sso-binding`, { token });
+    await expectStatus(404, 'DELETE', '/api/users/999999999/sso-binding', { token });
     await expectStatus(403, 'PUT', `/api/users/${state.adminId}`, { token, body: { admin: false } });
 
     state.lecturer.token = (await signIn('lena.lecturer', 'lecturer-password')).token;

@@ -45,6 +45,7 @@ const ACCESS: Record<string, Access> = {
   'GET /api/users/{user_id}': 'admin',
   'PUT /api/users/{user_id}': 'admin',
   'DELETE /api/users/{user_id}': 'admin',
+  'DELETE /api/users/{user_id}/sso-binding': 'admin',
   'GET /api/users/{user_id}/modules': 'admin',
   'PUT /api/users/{user_id}/avatar': 'admin',
   'GET /api/users/{user_id}/avatar': 'authenticated',

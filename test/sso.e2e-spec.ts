@@ -228,6 +228,166 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
     });
   });
 
+  describe("binding a user to the IdP's (iss, sub)", () => {
+    const bindingOf = async (id: number) =>
+      (await app.dataSource.query(`SELECT sso_issuer, sso_subject FROM users WHERE id = $1`, [id]))[0] as {
+        sso_issuer: string | null;
+        sso_subject: string | null;
+      };
+
+    it('binds on first sign-in; a renamed account still reaches its user; another sub naming it gets 403', async () => {
+      const anna = await makeUser(app.dataSource, { username: 'anna' });
+      const first = await idp.accessToken({ preferred_username: 'Anna', sub: 'subject-of-anna' });
+      expect((await api.get('/api/auth/me', { token: first })).body.data.id).toBe(anna.id);
+      expect(await bindingOf(anna.id)).toEqual({ sso_issuer: idp.issuer, sso_subject: 'subject-of-anna' });
+
+      // Renamed at the IdP: the sub still names her.
+      const renamed = await idp.accessToken({ preferred_username: 'anna.married', sub: 'subject-of-anna' });
+      expect((await api.get('/api/auth/me', { token: renamed })).body.data.id).toBe(anna.id);
+
+      // The username handed to someone else at the IdP: no takeover, nothing created (OIDC_CREATE_USERS is on).
+      const impostor = await idp.accessToken({
+        preferred_username: 'anna',
+        sub: 'subject-of-someone-else',
+        email: 'new.anna@example.edu',
+      });
+      expect(await api.get('/api/auth/me', { token: impostor })).toMatchObject({
+        status: 403,
+        body: NO_ACCOUNT,
+      });
+      expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM users`)).toEqual([{ n: 1 }]);
+      expect(await bindingOf(anna.id)).toEqual({ sso_issuer: idp.issuer, sso_subject: 'subject-of-anna' });
+    });
+
+    it('answers 401 for a token without a sub, and for a bound sub without the username claim', async () => {
+      const bob = await makeUser(app.dataSource, { username: 'bob' });
+      for (const sub of [undefined, '', 42]) {
+        const token = await idp.mint({ preferred_username: 'bob', sub });
+        expect(await api.get('/api/auth/me', { token })).toMatchObject({ status: 401, body: INVALID });
+      }
+      expect(await bindingOf(bob.id)).toEqual({ sso_issuer: null, sso_subject: null });
+      const bound = await idp.accessToken({ preferred_username: 'bob', sub: 'subject-of-bob' });
+      expect((await api.get('/api/auth/me', { token: bound })).status).toBe(200);
+      const nameless = await idp.accessToken({ sub: 'subject-of-bob' });
+      expect(await api.get('/api/auth/me', { token: nameless })).toMatchObject({
+        status: 401,
+        body: INVALID,
+      });
+    });
+
+    it('binds a user created on first sight to the token that created it', async () => {
+      const token = await idp.accessToken({
+        preferred_username: 'fresh.face',
+        sub: 'subject-of-fresh',
+        email: 'fresh.face@example.edu',
+      });
+      const me = await api.get('/api/auth/me', { token });
+      expect(me.status).toBe(200);
+      expect(await bindingOf(me.body.data.id)).toEqual({
+        sso_issuer: idp.issuer,
+        sso_subject: 'subject-of-fresh',
+      });
+      const other = await idp.accessToken({
+        preferred_username: 'FRESH.face',
+        sub: 'subject-of-another',
+        email: 'fresh.face@example.edu',
+      });
+      expect(await api.get('/api/auth/me', { token: other })).toMatchObject({
+        status: 403,
+        body: NO_ACCOUNT,
+      });
+    });
+
+    it('DELETE /api/users/{user_id}/sso-binding clears it (admin, audited); the next token binds again', async () => {
+      const admin = await makeUser(app.dataSource, { admin: true });
+      const carl = await makeUser(app.dataSource, { username: 'carl' });
+      const old = await idp.accessToken({ preferred_username: 'carl', sub: 'subject-of-old-carl' });
+      expect((await api.get('/api/auth/me', { token: old })).status).toBe(200);
+      const successor = () => idp.accessToken({ preferred_username: 'carl', sub: 'subject-of-new-carl' });
+      expect((await api.get('/api/auth/me', { token: await successor() })).status).toBe(403);
+
+      expect(await api.delete(`/api/users/${carl.id}/sso-binding`, { token: tokenFor(carl) })).toMatchObject({
+        status: 403,
+      });
+      const res = await api.delete(`/api/users/${carl.id}/sso-binding`, { token: tokenFor(admin) });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        success: true,
+        message: 'Single sign-on binding removed',
+        data: { id: carl.id, username: 'carl', email: carl.email, admin: false },
+      });
+      expect(await bindingOf(carl.id)).toEqual({ sso_issuer: null, sso_subject: null });
+      expect(
+        await app.dataSource.query(
+          `SELECT actor_id, action, target_type, target_ids, summary FROM audit_events WHERE action <> 'user.create'`,
+        ),
+      ).toEqual([
+        {
+          actor_id: admin.id,
+          action: 'user.update',
+          target_type: 'user',
+          target_ids: [String(carl.id)],
+          summary: { sso_binding: 'removed' },
+        },
+      ]);
+
+      expect((await api.get('/api/auth/me', { token: await successor() })).body.data.id).toBe(carl.id);
+      expect(await bindingOf(carl.id)).toEqual({
+        sso_issuer: idp.issuer,
+        sso_subject: 'subject-of-new-carl',
+      });
+      const again = await idp.accessToken({ preferred_username: 'carl', sub: 'subject-of-old-carl' });
+      expect((await api.get('/api/auth/me', { token: again })).status).toBe(403);
+
+      expect(await api.delete(`/api/users/999999999/sso-binding`, { token: tokenFor(admin) })).toMatchObject({
+        status: 404,
+        body: { success: false, data: null, message: 'User not found' },
+      });
+    });
+  });
+
+  describe('usernames that break the username rule', () => {
+    it('never match anyone: no Unicode case folding joins two names (U+0130, the Kelvin sign)', async () => {
+      const admin = await makeUser(app.dataSource, { username: 'admin', admin: true });
+      const kelvin = await makeUser(app.dataSource, { username: 'kelvin' });
+      for (const name of ['adm\u0130n', '\u212Aelvin', 'ADM\u0130N']) {
+        const token = await idp.accessToken({
+          preferred_username: name,
+          sub: `subject-${name}`,
+          email: 'someone@example.edu',
+        });
+        expect(await api.get('/api/auth/me', { token })).toMatchObject({ status: 403, body: NO_ACCOUNT });
+      }
+      const users = await app.dataSource.query(`SELECT id, sso_subject FROM users ORDER BY id`);
+      expect(users).toEqual([
+        { id: admin.id, sso_subject: null },
+        { id: kelvin.id, sso_subject: null },
+      ]);
+    });
+  });
+
+  describe('email_verified', () => {
+    it('refuses a first-sight creation from a token whose email is not verified, storing nothing', async () => {
+      const unverified = await idp.accessToken({
+        preferred_username: 'unverified',
+        email: 'unverified@example.edu',
+        email_verified: false,
+      });
+      expect(await api.get('/api/auth/me', { token: unverified })).toMatchObject({
+        status: 403,
+        body: NO_ACCOUNT,
+      });
+      expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM users`)).toEqual([{ n: 0 }]);
+      expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM audit_events`)).toEqual([{ n: 0 }]);
+      const verified = await idp.accessToken({
+        preferred_username: 'verified',
+        email: 'verified@example.edu',
+        email_verified: true,
+      });
+      expect((await api.get('/api/auth/me', { token: verified })).status).toBe(200);
+    });
+  });
+
   describe('tokens that are refused with 401', () => {
     beforeEach(() => makeUser(app.dataSource, { username: 'victim', admin: true }));
     const person = { preferred_username: 'victim', email: 'victim@example.edu' };
@@ -253,6 +413,33 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
       // Within the tolerance: accepted.
       expect(
         (await api.get('/api/auth/me', { token: await idp.mint({ ...person, exp: now - 30 }) })).status,
+      ).toBe(200);
+    });
+
+    it('an ID token or another type of token for the right audience; an unmarked access token passes', async () => {
+      const jwt = { header: { typ: 'JWT' } };
+      await expectRefused(await idp.mint(person, { header: { typ: 'logout+jwt' } }));
+      await expectRefused(await idp.mint({ ...person, typ: 'ID' }, jwt));
+      await expectRefused(await idp.mint({ ...person, nonce: 'n-0S6_WzA2Mj' }, jwt));
+      await expectRefused(await idp.mint({ ...person, at_hash: 'MTIzNDU2Nzg5MDEyMzQ1Ng' }, jwt));
+      await expectRefused(await idp.mint({ ...person, token_use: 'id' }, { header: { typ: undefined } }));
+      // Access tokens as Keycloak, Entra ID and Okta mark them (or do not), and RFC 9068's media type.
+      for (const [claims, header] of [
+        [{ typ: 'Bearer' }, { typ: 'JWT' }],
+        [{}, { typ: 'JWT' }],
+        [{ token_use: 'access' }, { typ: undefined }],
+        [{}, { typ: 'application/at+jwt' }],
+      ] as const) {
+        const token = await idp.mint({ ...person, ...claims }, { header });
+        expect((await api.get('/api/auth/me', { token })).status).toBe(200);
+      }
+    });
+
+    it('issued in the future beyond the 60 s tolerance', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      await expectRefused(await idp.mint({ ...person, iat: now + 120 }));
+      expect(
+        (await api.get('/api/auth/me', { token: await idp.mint({ ...person, iat: now + 30 }) })).status,
       ).toBe(200);
     });
 
@@ -442,6 +629,77 @@ describe('single sign-on: the IdP down at start, then up, then rotating its key'
   });
 });
 
+describe("single sign-on while the IdP's key endpoint fails", () => {
+  let idp: TestIdp;
+  let app: TestApp;
+  let api: Client;
+
+  beforeAll(async () => {
+    idp = await TestIdp.start();
+    app = await startTestApp(oidcSettings(idp.issuer, { refetchCooldownMs: 1000, keysMaxAgeMs: 1500 }));
+    api = client(app.url);
+    await makeUser(app.dataSource, { username: 'steady' });
+    // The keys are fetched once the IdP is discovered.
+    await eventually(
+      async () =>
+        (await api.get('/api/auth/me', { token: await idp.mint({ preferred_username: 'steady' }) }))
+          .status === 200,
+      5000,
+    );
+  });
+  afterAll(async () => {
+    await app?.close();
+    await idp?.stop();
+  });
+  afterEach(() => {
+    idp.jwksFailure = 'none';
+  });
+
+  it('refetches at most once per cooldown for unknown kids, counted from the last attempt, not the last success', async () => {
+    idp.jwksFailure = 'error';
+    const stranger = await makeSigningKey('not-published-yet');
+    const unknownKid = () => idp.mint({ preferred_username: 'steady' }, { key: stranger });
+    const before = idp.jwksRequests;
+    // Once the cooldown since the last fetch has passed, an unknown kid makes one (failing) refetch.
+    await eventually(async () => {
+      expect((await api.get('/api/auth/me', { token: await unknownKid() })).status).toBe(401);
+      return idp.jwksRequests > before;
+    }, 5000);
+    const after = idp.jwksRequests;
+    for (let i = 0; i < 5; i++) {
+      expect((await api.get('/api/auth/me', { token: await unknownKid() })).status).toBe(401);
+    }
+    expect(idp.jwksRequests).toBe(after);
+    // The last good keys stay in use.
+    expect(
+      (await api.get('/api/auth/me', { token: await idp.mint({ preferred_username: 'steady' }) })).status,
+    ).toBe(200);
+  });
+
+  it('refreshes stale keys in the background, one fetch at a time: no request waits on a hanging endpoint', async () => {
+    idp.jwksFailure = 'hang';
+    const before = idp.jwksRequests;
+    const known = async () => {
+      const started = Date.now();
+      const res = await api.get('/api/auth/me', { token: await idp.mint({ preferred_username: 'steady' }) });
+      return { status: res.status, ms: Date.now() - started };
+    };
+    // Requests go on while the keys grow stale; one of them starts the refresh, which then hangs.
+    await eventually(async () => {
+      const answer = await known();
+      expect(answer.status).toBe(200);
+      expect(answer.ms).toBeLessThan(1000);
+      return idp.jwksRequests > before;
+    }, 10_000);
+    for (let i = 0; i < 5; i++) {
+      const answer = await known();
+      expect(answer.status).toBe(200);
+      expect(answer.ms).toBeLessThan(1000);
+    }
+    expect(idp.jwksRequests).toBe(before + 1);
+  });
+});
+
 describe('PASSWORD_LOGIN=false', () => {
   let app: TestApp;
   let api: Client;
@@ -462,6 +720,20 @@ describe('PASSWORD_LOGIN=false', () => {
         body: { success: false, data: null, message: 'Password login is disabled; use single sign-on' },
       });
     }
+    // The password change is not a second login: refused too, before anything is checked or counted.
+    for (const current_password of ['wrong-password', DEFAULT_PASSWORD]) {
+      const change = await api.put('/api/auth/password', {
+        token: tokenFor(user),
+        body: { current_password, new_password: 'a-brand-new-password' },
+      });
+      expect(change).toMatchObject({
+        status: 403,
+        body: { success: false, data: null, message: 'Password login is disabled; use single sign-on' },
+      });
+    }
+    expect(
+      (await api.put('/api/auth/password', { token: tokenFor(user), body: { nonsense: true } })).status,
+    ).toBe(403);
     const invalidBody = await api.post('/api/auth/login', { body: { nonsense: true } });
     expect(invalidBody.status).toBe(403);
     expect(await app.dataSource.query(`SELECT action FROM audit_events`)).toEqual([]);

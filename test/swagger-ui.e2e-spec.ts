@@ -423,6 +423,17 @@ describeWhenAvailable(browser, 'Swagger UI signing in through the identity provi
       .locator('#session-status')
       .getByText(/^Signed in as ada\.lovelace until /)
       .waitFor();
+    // Of the IdP's answer only the access token is kept: no refresh or ID token in the page's storage.
+    const stored = await page.evaluate(
+      () =>
+        JSON.parse(
+          (
+            globalThis as unknown as { localStorage: { getItem(key: string): string | null } }
+          ).localStorage.getItem('authorized') ?? '{}',
+        ) as { sso?: { token?: Record<string, unknown> } },
+    );
+    expect(typeof stored.sso?.token?.access_token).toBe('string');
+    expect(Object.keys(stored.sso?.token ?? {}).filter((key) => /refresh|id_token/.test(key))).toEqual([]);
 
     const operation = page
       .locator('.swagger-ui .opblock.opblock-get')

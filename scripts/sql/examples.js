@@ -271,6 +271,10 @@ export const EXAMPLES = {
     findById: { args: ['101'] },
     findByUsername: { args: ['Ada'] },
     idByUsername: { args: ['Brian'] },
+    ssoCandidateByUsername: { args: ['Brian'] },
+    idBySsoIdentity: { args: ['https://login.example.edu/realms/university', 'f3a9c2d0-subject'] },
+    bindSsoIdentity: { args: [101, 'https://login.example.edu/realms/university', 'f3a9c2d0-subject'] },
+    clearSsoBinding: { args: ['101', new Date('2026-01-01T00:00:00Z'), TX] },
     insertUnlessTaken: {
       args: [{ username: 'dora', email: 'dora@example.org', passwordHash: null, admin: false }, TX],
     },

@@ -65,16 +65,24 @@ export class AuthController {
     return this.auth.me(user.id);
   }
 
+  @UseGuards(PasswordLoginGuard)
   @Put('password')
   @ResponseMessage('Password changed successfully')
-  @ApiOperation({ summary: 'Change your password; tokens issued before the change stop working' })
+  @ApiOperation({
+    summary: 'Change your password; tokens issued before the change stop working',
+    description:
+      'A wrong current password counts as a failed login for your username and your address (the login ' +
+      'throttle); with password login disabled the route answers 403.',
+  })
   // No @ApiAuthenticated(): its 401 would replace this route's own; the document's builder adds the bearer
   // security and merges the token 401s into it.
   @ApiOk(200, 'Password changed successfully', SessionSchema)
   @ApiErrors({
     400: [CURRENT_PASSWORD_MESSAGE, PASSWORD_MESSAGE, MALFORMED_JSON_MESSAGE, SINGLE_SIGN_ON_ACCOUNT_MESSAGE],
     401: [WRONG_CURRENT_PASSWORD_MESSAGE],
+    403: [PASSWORD_LOGIN_DISABLED_MESSAGE],
     415: [UNSUPPORTED_CONTENT_TYPE_MESSAGE],
+    429: [TOO_MANY_LOGINS_MESSAGE],
   })
   changePassword(
     @CurrentUser() user: AuthUser,

@@ -30,6 +30,8 @@ function user(id: number, username: string, password: string | null, admin = fal
     passwordChangedAt: CREATED,
     avatarKey: null,
     avatarContentType: null,
+    ssoIssuer: null,
+    ssoSubject: null,
     createdAt: CREATED,
     updatedAt: CREATED,
   };

@@ -18,10 +18,17 @@ import { IdpTokens } from './idp-tokens.js';
 import { Metrics } from '../observability/metrics.js';
 import { type ChangePasswordDto } from './dto/change-password.dto.js';
 import { type LoginDto } from './dto/login.dto.js';
-import { LoginThrottle } from './login-throttle.js';
+import { type LoginAttempt, LoginThrottle } from './login-throttle.js';
+import { USERNAME_PATTERN } from '../users/user-rules.js';
 import { PasswordHasher } from '../users/password-hasher.js';
 import { type IssuedToken, TokenService } from './token.service.js';
 import { UserAccessCache } from '../users/user-access.cache.js';
+
+/**
+ * How long an attempt waits for a place while the throttle's counters are full of attempts in flight (a burst of
+ * logins from one address): long enough for many rounds of password checks, short of a client's patience.
+ */
+const ADMIT_WAIT_MS = 10_000;
 
 export interface Session extends IssuedToken {
   user: UserSummary;
@@ -94,16 +101,35 @@ export class AuthService {
     throw new TooManyLoginAttempts();
   }
 
-  async login({ username, password }: LoginDto, context: RequestContext): Promise<Session> {
+  /**
+   * A place in both counters for an attempt of this username from this address, reserved before its password is
+   * checked, so a burst of concurrent wrong attempts never gets more than 10 of them verified (login-throttle.ts).
+   * While the counters are full of attempts in flight it waits for one to end, up to {@link ADMIT_WAIT_MS}; 429
+   * once they are full of failures, or when the wait runs out.
+   */
+  private async admit(username: string, context: RequestContext): Promise<LoginAttempt> {
     const clientIp = context.clientIp ?? '';
-    // A place in both counters is reserved before the password is checked: a burst of concurrent wrong
-    // attempts can never get more than 10 of them verified (see login-throttle.ts).
-    const attempt = await this.throttle.admit(username, clientIp);
-    if (!attempt) return this.refuseThrottled(username, context);
+    const deadline = Date.now() + ADMIT_WAIT_MS;
+    let attempt = await this.throttle.admit(username, clientIp);
+    while (attempt === 'busy' && Date.now() < deadline) {
+      await this.throttle.settled(deadline - Date.now());
+      attempt = await this.throttle.admit(username, clientIp);
+    }
+    if (attempt === 'busy' || attempt === 'throttled') return this.refuseThrottled(username, context);
+    return attempt;
+  }
+
+  async login({ username, password }: LoginDto, context: RequestContext): Promise<Session> {
+    const attempt = await this.admit(username, context);
     let failed = false;
     try {
-      // No stored username holds a NUL (PostgreSQL text cannot): such a login simply fails.
-      const user = username.includes('\u0000') ? null : await this.users.findByUsername(username);
+      // No stored username holds a NUL (PostgreSQL text cannot) or breaks the username rule: such a login simply
+      // fails. The rule is checked before the lookup, since PostgreSQL's lower() folds U+0130 and the Kelvin sign
+      // onto ASCII letters and would find `admin` for "admİn".
+      const user =
+        username.includes('\u0000') || !USERNAME_PATTERN.test(username)
+          ? null
+          : await this.users.findByUsername(username);
       // An unknown username is verified against a decoy hash, so both failures take the same time.
       // A user created by single sign-on has no password: verified against the decoy, like an unknown username.
       const valid = await this.hasher.verify(user?.passwordHash ?? undefined, password);
@@ -120,8 +146,9 @@ export class AuthService {
       }
       return { ...this.tokens.issue(user), user: toUserSummary(user) };
     } finally {
-      // A wrong password keeps its place as the failure; anything else (success, a database error) frees it.
-      if (!failed) await this.throttle.release(attempt);
+      // A wrong password turns its place into a failure; anything else (success, a database error) frees it.
+      if (failed) await this.throttle.fail(attempt);
+      else await this.throttle.release(attempt);
     }
   }
 
@@ -131,12 +158,28 @@ export class AuthService {
     return toUserSummary(user);
   }
 
+  /**
+   * Not a second login: with PASSWORD_LOGIN=false the route answers 403 before this (PasswordLoginGuard), and a
+   * wrong current password counts as a failed login for the user's username and the client's address (§2's
+   * throttle), so a token is no unthrottled oracle for the password.
+   */
   async changePassword(userId: number, dto: ChangePasswordDto, context: RequestContext): Promise<Session> {
     const user = await this.users.findById(userId);
     if (!user) throw new AuthenticationRequired();
     if (user.passwordHash === null) throw new SingleSignOnAccount();
-    if (!(await this.hasher.verify(user.passwordHash, dto.current_password)))
+    const attempt = await this.admit(user.username, context);
+    let valid: boolean;
+    try {
+      valid = await this.hasher.verify(user.passwordHash, dto.current_password);
+    } catch (error) {
+      await this.throttle.release(attempt);
+      throw error;
+    }
+    if (!valid) {
+      await this.throttle.fail(attempt);
       throw new WrongCurrentPassword();
+    }
+    await this.throttle.release(attempt);
     const passwordHash = await this.hasher.hash(dto.new_password);
     // Taken after the slow hash: a token issued meanwhile is never in a later second than the change.
     const changedAt = new Date();

@@ -1,5 +1,13 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { createRemoteJWKSet, decodeJwt, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import {
+  createRemoteJWKSet,
+  decodeJwt,
+  errors,
+  type JWTHeaderParameters,
+  type JWTPayload,
+  jwtVerify,
+  type JWTVerifyGetKey,
+} from 'jose';
 import { APP_CONFIG } from '../config/config.module.js';
 import { type AppConfig, type OidcSettings } from '../config/app-config.js';
 import { InvalidToken } from '../core/errors.js';
@@ -23,6 +31,33 @@ export const IDP_CLOCK_TOLERANCE_S = 60;
 
 /** Bound on one request to the IdP (discovery or keys). */
 const FETCH_TIMEOUT_MS = 5000;
+
+/** How long the IdP's keys are used before a refresh in the background (jose's default cache age). */
+const KEYS_MAX_AGE_MS = 600_000;
+
+/** Claims only an ID token carries (OpenID Connect Core §2, §3.1.3.6, §3.3.2.11). */
+const ID_TOKEN_CLAIMS = ['nonce', 'at_hash', 'c_hash', 's_hash'];
+
+/**
+ * Whether the token is an access token, as far as the IdP marks it (docs/security.md, "IdP tokens"): `typ`
+ * `at+jwt` (RFC 9068) is one; another explicit type (an ID token's `id_token+jwt`, a logout token…) is not; an
+ * unmarked token (`typ` `JWT` or none: Entra ID, Okta, Keycloak's header) is refused when its claims say it is
+ * something else: Keycloak's `typ` claim other than `Bearer`, Cognito's `token_use` other than `access`, or a claim
+ * only ID tokens carry. An unmarked ID token without those, for this API's audience, cannot be told apart: the
+ * audience must be the API's own (docs/sso.md, "The audience trap").
+ */
+export function isAccessToken(header: JWTHeaderParameters, claims: JWTPayload): boolean {
+  const typ =
+    typeof header.typ === 'string' ? header.typ.toLowerCase().replace(/^application\//, '') : undefined;
+  if (typ === 'at+jwt') return true;
+  if (typ !== undefined && typ !== 'jwt') return false;
+  if (claims.typ !== undefined && claims.typ !== 'Bearer') return false;
+  if (claims.token_use !== undefined && claims.token_use !== 'access') return false;
+  return !ID_TOKEN_CLAIMS.some((claim) => claim in claims);
+}
+
+/** jose's remote key set. */
+type RemoteKeys = ReturnType<typeof createRemoteJWKSet>;
 
 /** What the service uses of the IdP's discovery document. */
 interface IdpEndpoints {
@@ -54,7 +89,7 @@ export class IdpTokens implements OnApplicationBootstrap {
   private readonly logger = new Logger(IdpTokens.name);
   private readonly settings: OidcSettings | undefined;
   private endpoints: IdpEndpoints | undefined;
-  private keys: JWTVerifyGetKey | undefined;
+  private keys: RemoteKeys | undefined;
   private attempt: Promise<void> | undefined;
   private lastAttemptAt = Number.NEGATIVE_INFINITY;
 
@@ -88,24 +123,76 @@ export class IdpTokens implements OnApplicationBootstrap {
     const settings = this.settings;
     const keys = await this.keySet();
     if (!settings || !keys) throw new InvalidToken();
+    this.refreshIfStale(settings, keys);
     try {
       // The key is the one the header names: a token without a `kid` is not matched against the whole set.
-      const namedKey: JWTVerifyGetKey = (header, jwt) => {
+      const namedKey: JWTVerifyGetKey = async (header, jwt) => {
         if (typeof header.kid !== 'string') throw new Error('no kid in the header');
-        return keys(header, jwt);
+        try {
+          return await keys(header, jwt);
+        } catch (error) {
+          // A kid the keys lack: one refetch per cooldown (a key rotation), whether the last one worked or not.
+          if (!(error instanceof errors.JWKSNoMatchingKey) || !this.mayFetchKeys(settings)) throw error;
+          await this.fetchKeys(keys);
+          return keys(header, jwt);
+        }
       };
-      const { payload } = await jwtVerify(token, namedKey, {
+      const { payload, protectedHeader } = await jwtVerify(token, namedKey, {
         issuer: settings.issuer,
         audience: settings.audience,
         algorithms: IDP_ALGORITHMS,
         clockTolerance: IDP_CLOCK_TOLERANCE_S,
         requiredClaims: ['exp'],
       });
+      if (!isAccessToken(protectedHeader, payload)) throw new Error('not an access token');
+      // jose checks `iat` only against a maximum age; one in the future is refused here.
+      if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + IDP_CLOCK_TOLERANCE_S)
+        throw new Error('iat in the future');
       return payload as JWTPayload & { exp: number };
     } catch (error) {
       this.logger.debug(`IdP token refused: ${(error as Error).message}`);
       throw new InvalidToken();
     }
+  }
+
+  /**
+   * The keys in use: fetched at `keysFetchedAt`; jose's remote set is told never to refetch by itself (it would
+   * make requests wait on the key endpoint, and while the endpoint fails it would try again on every request
+   * after the cooldown), so every fetch goes through here.
+   */
+  private keysFetchedAt = 0;
+  private lastKeysAttemptAt = Number.NEGATIVE_INFINITY;
+  private keysFetch: Promise<void> | undefined;
+
+  private mayFetchKeys(settings: OidcSettings): boolean {
+    return Date.now() - this.lastKeysAttemptAt >= settings.refetchCooldownMs;
+  }
+
+  /** One fetch of the key set at a time; a failed one keeps the last good keys. Never throws. */
+  private fetchKeys(keys: RemoteKeys): Promise<void> {
+    if (this.keysFetch) return this.keysFetch;
+    this.lastKeysAttemptAt = Date.now();
+    this.keysFetch = keys
+      .reload()
+      .then(() => {
+        this.keysFetchedAt = Date.now();
+      })
+      .catch((error: unknown) => {
+        this.logger.warn(
+          `The identity provider's keys cannot be fetched (${(error as Error).message}); the last ones fetched stay in use`,
+        );
+      })
+      .finally(() => {
+        this.keysFetch = undefined;
+      });
+    return this.keysFetch;
+  }
+
+  /** Keys older than their maximum age are refreshed in the background: no request waits for the IdP. */
+  private refreshIfStale(settings: OidcSettings, keys: RemoteKeys): void {
+    const maxAge = settings.keysMaxAgeMs ?? KEYS_MAX_AGE_MS;
+    if (Date.now() - this.keysFetchedAt < maxAge || !this.mayFetchKeys(settings)) return;
+    void this.fetchKeys(keys);
   }
 
   /** The IdP's endpoints, discovering them first when that has not worked yet (null while it cannot). */
@@ -114,7 +201,7 @@ export class IdpTokens implements OnApplicationBootstrap {
     return this.endpoints ?? null;
   }
 
-  private async keySet(): Promise<JWTVerifyGetKey | undefined> {
+  private async keySet(): Promise<RemoteKeys | undefined> {
     if (!this.keys) await this.discover();
     return this.keys;
   }
@@ -153,12 +240,16 @@ export class IdpTokens implements OnApplicationBootstrap {
     if (!isAllowedUrl(jwks_uri) || !isAllowedUrl(authorization_endpoint) || !isAllowedUrl(token_endpoint)) {
       throw new Error('discovery lacks jwks_uri, authorization_endpoint or token_endpoint');
     }
+    // jose fetches, parses and selects keys; when to fetch is decided by this class (fetchKeys).
     const keys = createRemoteJWKSet(new URL(jwks_uri), {
-      cooldownDuration: settings.refetchCooldownMs,
+      cooldownDuration: Number.POSITIVE_INFINITY,
+      cacheMaxAge: Number.POSITIVE_INFINITY,
       timeoutDuration: FETCH_TIMEOUT_MS,
     });
     // Fetched now, so a key set that cannot be read counts as an IdP that cannot be reached.
     await keys.reload();
+    this.keysFetchedAt = Date.now();
+    this.lastKeysAttemptAt = this.keysFetchedAt;
     this.endpoints = {
       authorizationEndpoint: authorization_endpoint,
       tokenEndpoint: token_endpoint,

@@ -10,11 +10,25 @@ export const LOGIN_THROTTLE_RULES = { windowMs: WINDOW_MS, maxFailures: MAX_FAIL
  * shared by every replica (RedisLoginThrottle in login-throttle-redis.ts).
  *
  * An attempt is admitted by reserving a place in both counters at once ({@link LoginThrottle.admit}), before
- * its password is verified: the reservation is the failure if the password is wrong, and is released if it is
- * right. Checking first and counting after the (slow) verification would admit every attempt of a burst that
- * arrives before the first failure is counted.
+ * its password is verified: a wrong password turns the reservation into a failure ({@link LoginThrottle.fail}),
+ * a right one frees it ({@link LoginThrottle.release}). While failures and reservations together fill a counter,
+ * a further attempt waits for a place ('busy') instead of being refused: a burst of wrong attempts still gets no
+ * more than 10 verified, and a burst of right ones (a campus behind one NAT address) all get in, since only
+ * failures ever refuse ('throttled').
  */
 export type ThrottledKey = 'address' | 'username';
+
+/** What {@link LoginThrottle.admit} answers when it reserves nothing. */
+export type NotAdmitted = 'throttled' | 'busy';
+
+/**
+ * The username part of a throttle key: ASCII letters folded, nothing else, as the lookup does (a username
+ * outside the username rule names nobody). JavaScript's toLowerCase() would fold the Kelvin sign onto `k` and
+ * make "\u212Aelvin" share `kelvin`'s window though it cannot sign in as `kelvin`.
+ */
+export function usernameKey(username: string): string {
+  return username.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+}
 
 /**
  * The client-address part of a throttle key. An IPv6 client is counted by its /64: one subscriber gets a whole
@@ -45,13 +59,22 @@ export interface LoginAttempt {
 }
 
 export abstract class LoginThrottle {
-  /** Whether either counter is full (failures and attempts in flight within the window). */
+  /** Resolvers of {@link settled} calls waiting for an attempt of this process to end. */
+  private waiters: (() => void)[] = [];
+
+  /** Whether either counter holds 10 failures within the window (attempts in flight do not count). */
   abstract isBlocked(username: string | undefined, ip: string): boolean | Promise<boolean>;
   /**
-   * Atomically: when neither counter is full, reserves one place in each and returns the attempt; otherwise
-   * undefined (refuse the attempt). A reservation not released counts as a failure for the whole window.
+   * Atomically: when neither counter is full, reserves one place in each and returns the attempt. Otherwise
+   * 'throttled' when a counter holds 10 failures (refuse the attempt), or 'busy' when failures and attempts in
+   * flight fill it (wait for one to end, {@link settled}, and ask again).
    */
-  abstract admit(username: string, ip: string): LoginAttempt | undefined | Promise<LoginAttempt | undefined>;
+  abstract admit(
+    username: string,
+    ip: string,
+  ): LoginAttempt | NotAdmitted | Promise<LoginAttempt | NotAdmitted>;
+  /** The attempt failed (wrong password): its place becomes a failure for the window. */
+  abstract fail(attempt: LoginAttempt): void | Promise<void>;
   /** The attempt did not fail (right password, or stopped before the password was checked): frees its place. */
   abstract release(attempt: LoginAttempt): void | Promise<void>;
   /**
@@ -61,11 +84,41 @@ export abstract class LoginThrottle {
   abstract newlyBlocked(username: string | undefined, ip: string): ThrottledKey[] | Promise<ThrottledKey[]>;
   /** Forgets every failure (used between e2e tests that share one process). */
   abstract reset(): void | Promise<void>;
+
+  /** How long a 'busy' attempt waits before asking again when no attempt of this process ends meanwhile. */
+  protected abstract readonly pollMs: number;
+
+  /** Resolves when an attempt of this process fails or is released, or after `pollMs` (at most `limitMs`). */
+  settled(limitMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, Math.max(0, Math.min(limitMs, this.pollMs)));
+      const waiters = this.waiters;
+      function done() {
+        clearTimeout(timer);
+        const index = waiters.indexOf(done);
+        if (index >= 0) waiters.splice(index, 1);
+        resolve();
+      }
+      waiters.push(done);
+    });
+  }
+
+  /** Wakes every {@link settled} waiter: an attempt ended, a place may be free. */
+  protected wake(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const waiter of waiters) waiter();
+  }
 }
 
 /** The counters of one process (no REDIS_URL): each replica counts only the failures it saw. */
 export class MemoryLoginThrottle extends LoginThrottle {
+  protected readonly pollMs = 1000;
+  /** Failure times by key. */
   private readonly failures = new Map<string, number[]>();
+  /** Attempts in flight by key: their id and admission time. */
+  private readonly pending = new Map<string, Map<string, number>>();
+  private sequence = 0;
 
   private recent(key: string, now: number): number[] {
     const times = (this.failures.get(key) ?? []).filter((time) => now - time < WINDOW_MS);
@@ -74,9 +127,18 @@ export class MemoryLoginThrottle extends LoginThrottle {
     return times;
   }
 
+  /** Attempts in flight for the key; one older than the window (its request never ended) no longer counts. */
+  private inFlight(key: string, now: number): number {
+    const attempts = this.pending.get(key);
+    if (!attempts) return 0;
+    for (const [id, at] of attempts) if (now - at >= WINDOW_MS) attempts.delete(id);
+    if (attempts.size === 0) this.pending.delete(key);
+    return attempts.size;
+  }
+
   private keys(username: string | undefined, ip: string): string[] {
     const address = `ip:${addressKey(ip)}`;
-    return username === undefined ? [address] : [address, `user:${username.toLowerCase()}`];
+    return username === undefined ? [address] : [address, `user:${usernameKey(username)}`];
   }
 
   /** Each throttling window already reported, by key: the time of the window's oldest failure. */
@@ -100,26 +162,40 @@ export class MemoryLoginThrottle extends LoginThrottle {
 
   reset(): void {
     this.failures.clear();
+    this.pending.clear();
     this.announced.clear();
   }
 
   /** Synchronous, so no other attempt can run between the check and the reservation. */
-  admit(username: string, ip: string, now = Date.now()): LoginAttempt | undefined {
+  admit(username: string, ip: string, now = Date.now()): LoginAttempt | NotAdmitted {
     // Keys are otherwise pruned when next looked at; this bounds memory under a spray of usernames.
     if (this.failures.size > 50_000) for (const key of [...this.failures.keys()]) this.recent(key, now);
     const keys = this.keys(username, ip);
-    if (keys.some((key) => this.recent(key, now).length >= MAX_FAILURES)) return undefined;
-    for (const key of keys) this.failures.set(key, [...this.recent(key, now), now]);
-    return { keys, at: now, id: '' };
+    const failed = keys.map((key) => this.recent(key, now).length);
+    if (failed.some((count) => count >= MAX_FAILURES)) return 'throttled';
+    if (keys.some((key, i) => failed[i] + this.inFlight(key, now) >= MAX_FAILURES)) return 'busy';
+    const id = String(++this.sequence);
+    for (const key of keys) {
+      let attempts = this.pending.get(key);
+      if (!attempts) this.pending.set(key, (attempts = new Map<string, number>()));
+      attempts.set(id, now);
+    }
+    return { keys, at: now, id };
+  }
+
+  fail(attempt: LoginAttempt, now = Date.now()): void {
+    for (const key of attempt.keys) {
+      if (this.pending.get(key)?.delete(attempt.id)) this.failures.set(key, [...this.recent(key, now), now]);
+      if (this.pending.get(key)?.size === 0) this.pending.delete(key);
+    }
+    this.wake();
   }
 
   release(attempt: LoginAttempt): void {
     for (const key of attempt.keys) {
-      const times = this.failures.get(key);
-      const index = times?.indexOf(attempt.at) ?? -1;
-      if (index < 0) continue;
-      times!.splice(index, 1);
-      if (times!.length === 0) this.failures.delete(key);
+      this.pending.get(key)?.delete(attempt.id);
+      if (this.pending.get(key)?.size === 0) this.pending.delete(key);
     }
+    this.wake();
   }
 }

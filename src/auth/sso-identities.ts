@@ -10,12 +10,17 @@ import { Transactions } from '../database/transactions.js';
 import { ChangeEventsService } from '../events/change-events.service.js';
 import { toUserSummary } from '../users/user.mapper.js';
 import { USERNAME_PATTERN } from '../users/user-rules.js';
-import { UsersRepository } from '../users/users.repository.js';
+import { type SsoCandidate, UsersRepository } from '../users/users.repository.js';
 import { NoAccountForIdentity } from './auth.errors.js';
 
+/** A unique violation: the identity was bound to another user meanwhile. */
+const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
+
 /**
- * The local user an IdP token speaks for (docs/sso.md): the user whose username equals the username claim,
- * case-insensitively, created on first sight when OIDC_CREATE_USERS is on. Rights are never read from the token.
+ * The local user an IdP token speaks for (docs/sso.md): the user bound to the token's `(iss, sub)`; otherwise the
+ * user whose username equals the username claim (ASCII case-insensitively: a claim that breaks the username rule
+ * names nobody), which the token then binds; otherwise one created on first sight when OIDC_CREATE_USERS is on.
+ * Rights are never read from the token.
  */
 @Injectable()
 export class SsoIdentities {
@@ -30,27 +35,61 @@ export class SsoIdentities {
     private readonly changeEvents: ChangeEventsService,
   ) {}
 
-  /** The local user's id; 401 for a token without a usable username claim, 403 when nobody may be named. */
+  /**
+   * The local user's id; 401 for a token without a `sub` or a usable username claim, 403 when nobody may be
+   * named (no such user, a user bound to another `sub`, a username the rule refuses).
+   */
   async userIdFor(claims: JWTPayload, context: RequestContext): Promise<number> {
     const settings = this.config.oidc!;
+    const { iss, sub } = claims;
     const username = claims[settings.usernameClaim];
+    if (typeof iss !== 'string' || typeof sub !== 'string' || sub === '') throw new InvalidToken();
     if (typeof username !== 'string' || username === '') throw new InvalidToken();
-    const id = await this.users.idByUsername(username);
-    if (id !== null) return id;
+    const bound = await this.users.idBySsoIdentity(iss, sub);
+    if (bound !== null) return bound;
+    // Checked before any lookup: PostgreSQL's lower() folds U+0130 and the Kelvin sign onto ASCII letters.
+    if (!USERNAME_PATTERN.test(username)) throw new NoAccountForIdentity();
+    const candidate = await this.users.ssoCandidateByUsername(username);
+    if (candidate !== null) return this.bind(candidate, iss, sub);
     if (!settings.createUsers) throw new NoAccountForIdentity();
     const key = username.toLowerCase();
     let creation = this.creating.get(key);
     if (!creation) {
-      creation = this.create(username, claims.email, context).finally(() => this.creating.delete(key));
+      creation = this.create(username, claims, iss, sub, context).finally(() => this.creating.delete(key));
       this.creating.set(key, creation);
     }
     return creation;
   }
 
-  private async create(username: string, email: unknown, context: RequestContext): Promise<number> {
-    // A username or email this service would refuse from an administrator is not created from a token either.
+  /** The first token that reaches an unbound user binds it; a user bound to another identity is refused. */
+  private async bind(candidate: SsoCandidate, iss: string, sub: string): Promise<number> {
+    const id = Number(candidate.id);
+    if (candidate.ssoSubject !== null) {
+      if (candidate.ssoIssuer === iss && candidate.ssoSubject === sub) return id;
+      throw new NoAccountForIdentity();
+    }
+    try {
+      if (await this.users.bindSsoIdentity(id, iss, sub)) return id;
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+    }
+    // Bound meanwhile, by a concurrent request: to this identity (fine) or another one (refused).
+    if ((await this.users.idBySsoIdentity(iss, sub)) === id) return id;
+    throw new NoAccountForIdentity();
+  }
+
+  private async create(
+    username: string,
+    claims: JWTPayload,
+    iss: string,
+    sub: string,
+    context: RequestContext,
+  ): Promise<number> {
+    const { email } = claims;
+    // A username or email this service would refuse from an administrator is not created from a token either,
+    // nor an address the IdP says it has not verified.
     if (
-      !USERNAME_PATTERN.test(username) ||
+      claims.email_verified === false ||
       typeof email !== 'string' ||
       email.length > 320 ||
       !isEmail(email)
@@ -59,7 +98,14 @@ export class SsoIdentities {
     }
     const created = await this.transactions.run(async (transaction) => {
       const user = await this.users.insertUnlessTaken(
-        { username, email: email.toLowerCase(), passwordHash: null, admin: false },
+        {
+          username,
+          email: email.toLowerCase(),
+          passwordHash: null,
+          admin: false,
+          ssoIssuer: iss,
+          ssoSubject: sub,
+        },
         transaction,
       );
       if (user) {
@@ -78,8 +124,8 @@ export class SsoIdentities {
       return user;
     });
     if (created) return Number(created.id);
-    // Another process created this user meanwhile, or the email belongs to someone else.
-    const id = await this.users.idByUsername(username);
+    // Another process created this user meanwhile (and bound it), or the username or email is taken.
+    const id = await this.users.idBySsoIdentity(iss, sub);
     if (id === null) throw new NoAccountForIdentity();
     return id;
   }

@@ -85,6 +85,8 @@ export interface OidcSettings {
    * while the IdP cannot be reached. Not a setting (30 s); tests shorten it.
    */
   refetchCooldownMs: number;
+  /** How long the IdP's keys are used before they are refreshed in the background. Not a setting (10 min). */
+  keysMaxAgeMs?: number;
 }
 
 /** Webhook URL rules and delivery timing. */

@@ -18,7 +18,8 @@ import { INVALID_TOKEN_MESSAGE } from '../core/errors.js';
  *   offers "Sign in with <IdP>", which opens Swagger UI's Authorize dialog; its authorization-code + PKCE flow
  *   (initOAuth in the init script) ends on `/api/docs/oauth2-redirect.html` and authorizes the page with the IdP's
  *   access token, which is followed like a password sign-in's token. `GET /api/auth/config` tells whether the
- *   password hint is shown.
+ *   password hint is shown. The IdP's refresh and ID tokens are dropped before they reach Swagger UI's state
+ *   (and so local storage): the page keeps the access token alone.
  *
  * The token is never written to a URL, the console or the status line; only the username is kept beside it.
  */
@@ -165,6 +166,20 @@ export const ADMIN_CONSOLE_SCRIPT = `(function () {
     };
   }
 
+  /**
+   * The IdP's answer keeps only what the page uses, the access token: its refresh token and ID token never reach
+   * Swagger UI's state, so persistAuthorization never writes them to local storage (docs/security.md).
+   */
+  function accessTokenOnly(action) {
+    var followed = afterAuthChange(action);
+    return function (authorization) {
+      var token = authorization && authorization.token;
+      if (!token) return followed.apply(null, arguments);
+      var kept = { access_token: token.access_token, token_type: token.token_type, expires_in: token.expires_in };
+      return followed(Object.assign({}, authorization, { token: kept }));
+    };
+  }
+
   /** The Swagger UI plugin: keeps hold of the UI and follows its authorization. */
   function plugin() {
     return {
@@ -185,7 +200,7 @@ export const ADMIN_CONSOLE_SCRIPT = `(function () {
           wrapActions: {
             authorize: afterAuthChange,
             // The IdP's token arrives through this one (authorization code + PKCE, docs/sso.md).
-            authorizeOauth2: afterAuthChange,
+            authorizeOauth2: accessTokenOnly,
             logout: afterAuthChange,
             restoreAuthorization: afterAuthChange,
           },

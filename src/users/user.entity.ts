@@ -8,6 +8,7 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Update
 @Entity({ name: 'users' })
 @Index('uq_users_username_lower', { synchronize: false })
 @Index('uq_users_email_lower', { synchronize: false })
+@Index('uq_users_sso_identity', { synchronize: false })
 export class User {
   @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
   id!: number;
@@ -36,6 +37,13 @@ export class User {
 
   @Column({ name: 'avatar_content_type', type: 'varchar', length: 32, nullable: true })
   avatarContentType!: string | null;
+
+  /** The identity provider's `iss` and `sub` this user is bound to (docs/sso.md, "Binding"), or null. */
+  @Column({ name: 'sso_issuer', type: 'text', nullable: true })
+  ssoIssuer!: string | null;
+
+  @Column({ name: 'sso_subject', type: 'text', nullable: true })
+  ssoSubject!: string | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt!: Date;

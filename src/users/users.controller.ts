@@ -132,6 +132,20 @@ export class UsersController {
     return this.users.update(id, body, caller, context);
   }
 
+  @Delete(':user_id/sso-binding')
+  @ResponseMessage('Single sign-on binding removed')
+  @ApiOperation({
+    summary: "Remove the user's single sign-on binding",
+    description:
+      "The user is no longer bound to the identity provider's subject: the next IdP token naming the user's " +
+      "username binds it again (to that token's subject).",
+  })
+  @ApiOk(200, 'Single sign-on binding removed', UserSummarySchema)
+  @ApiErrors({ 404: [USER_NOT_FOUND_MESSAGE] })
+  clearSsoBinding(@UserId() id: string, @RequestCtx() context: RequestContext): Promise<UserSummary> {
+    return this.users.clearSsoBinding(id, context);
+  }
+
   @Delete(':user_id')
   @ResponseMessage('User deleted successfully')
   @ApiOperation({ summary: 'Delete a user with their role assignments and avatar' })

@@ -60,6 +60,16 @@ export interface NewUser {
   email: string;
   passwordHash: string | null;
   admin: boolean;
+  /** The IdP identity a user created by single sign-on is bound to (docs/sso.md, "Binding"). */
+  ssoIssuer?: string;
+  ssoSubject?: string;
+}
+
+/** A user as single sign-on matches it: its id and the IdP identity it is bound to (both null: none). */
+export interface SsoCandidate {
+  id: number;
+  ssoIssuer: string | null;
+  ssoSubject: string | null;
 }
 
 /** The columns an update may set; `updatedAt` is always set. */
@@ -159,6 +169,55 @@ export class UsersRepository {
       [username],
     );
     return rows[0]?.id ?? null;
+  }
+
+  /**
+   * The user with this username (case-insensitively) and its IdP binding, or null. The caller checks the
+   * username rule first: `lower()` folds non-ASCII letters (U+0130, the Kelvin sign) onto ASCII ones.
+   */
+  async ssoCandidateByUsername(username: string): Promise<SsoCandidate | null> {
+    const rows = await this.users.query<SsoCandidate[]>(
+      `SELECT id, sso_issuer AS "ssoIssuer", sso_subject AS "ssoSubject" FROM users WHERE lower(username) = lower($1)`,
+      [username],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** The id of the user bound to this IdP identity, or null. */
+  async idBySsoIdentity(issuer: string, subject: string): Promise<number | null> {
+    if (issuer.includes('\u0000') || subject.includes('\u0000')) return null;
+    const rows = await this.users.query<{ id: number }[]>(
+      `SELECT id FROM users WHERE sso_issuer = $1 AND sso_subject = $2`,
+      [issuer, subject],
+    );
+    return rows[0]?.id ?? null;
+  }
+
+  /**
+   * Binds the user to the IdP identity unless it is bound already; whether it was bound now. An identity bound
+   * to another user meanwhile fails on the unique index (23505).
+   */
+  async bindSsoIdentity(id: number, issuer: string, subject: string): Promise<boolean> {
+    // An UPDATE's query() answers [rows, affected].
+    const [, affected] = await this.users.query<[unknown[], number]>(
+      `UPDATE users SET sso_issuer = $2, sso_subject = $3 WHERE id = $1 AND sso_subject IS NULL`,
+      [id, issuer, subject],
+    );
+    return affected > 0;
+  }
+
+  /** Clears the user's IdP binding: the updated user, or null when there is none with this id. */
+  async clearSsoBinding(
+    id: string,
+    updatedAt: Date,
+    manager?: EntityManager,
+  ): Promise<UserSummarySource | null> {
+    const [rows] = await this.run(manager).query<[UserSummarySource[], number]>(
+      `UPDATE users u SET sso_issuer = NULL, sso_subject = NULL, updated_at = $2 WHERE u.id = $1
+       RETURNING ${USER_SUMMARY_COLUMNS}`,
+      [id, updatedAt],
+    );
+    return rows[0] ?? null;
   }
 
   /**

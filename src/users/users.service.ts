@@ -187,6 +187,27 @@ export class UsersService {
     return toUserSummary(updated);
   }
 
+  /**
+   * Clears the user's single sign-on binding (docs/sso.md, "Binding"): the next IdP token that names the user
+   * binds it again. Audited as `user.update`; the User summary's `updated_at` moves.
+   */
+  async clearSsoBinding(id: string, context: RequestContext): Promise<UserSummary> {
+    const updated = await this.transactions.run(async (transaction) => {
+      const row = await this.users.clearSsoBinding(id, new Date(), transaction);
+      if (!row) return null;
+      await this.audit.record(transaction, context, {
+        action: 'user.update',
+        targetType: 'user',
+        targetIds: [id],
+        summary: { sso_binding: 'removed' },
+      });
+      await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserSummary(row) }]);
+      return row;
+    });
+    if (!updated) throw new UserNotFound();
+    return toUserSummary(updated);
+  }
+
   /** Deletes the user (role assignments go with it, by foreign key), then the avatar files. */
   async remove(id: string, caller: AuthUser, context: RequestContext): Promise<void> {
     const user = await this.users.findById(id);

@@ -43,6 +43,16 @@ export async function freePort(): Promise<number> {
 export type PersonClaims = Record<string, unknown>;
 
 /**
+ * The IdP's stable subject of a person: from the username claim, lower-cased, unless the claims name a `sub` (an
+ * explicit `sub: undefined` leaves it out of a minted token). One person, one `sub`, as at a real IdP.
+ */
+export function subjectOf(claims: PersonClaims): string | undefined {
+  if ('sub' in claims) return claims.sub as string | undefined;
+  const name = claims.preferred_username;
+  return typeof name === 'string' ? `person-${name.toLowerCase()}` : 'person-without-a-name';
+}
+
+/**
  * A real OpenID provider (oidc-provider) on a loopback port: discovery, a key set, client_credentials tokens for
  * tests and the authorization-code login of its own development login form for the browser test. Access tokens
  * are JWTs for {@link TEST_AUDIENCE} (resource indicators; without them oidc-provider issues opaque tokens).
@@ -52,6 +62,8 @@ export class TestIdp {
   key!: SigningKey;
   /** Requests for the key set, counted to show when the service refetched it. */
   jwksRequests = 0;
+  /** How the key set endpoint answers: normally, with a 500, or never (the request is held until stop). */
+  jwksFailure: 'none' | 'error' | 'hang' = 'none';
   private server: Server | undefined;
   /** Claims of the next client_credentials token (set by {@link accessToken}). */
   private nextClaims: PersonClaims = {};
@@ -87,7 +99,14 @@ export class TestIdp {
     }
     const handle = provider.callback();
     this.server = createServer((request, response) => {
-      if (request.url?.startsWith('/jwks')) this.jwksRequests++;
+      if (request.url?.startsWith('/jwks')) {
+        this.jwksRequests++;
+        if (this.jwksFailure === 'hang') return;
+        if (this.jwksFailure === 'error') {
+          response.writeHead(500).end();
+          return;
+        }
+      }
       handle(request, response);
     });
     this.server.listen(this.port, '127.0.0.1');
@@ -135,7 +154,15 @@ export class TestIdp {
   async mint(claims: PersonClaims, options: { key?: SigningKey; header?: Record<string, unknown> } = {}) {
     const key = options.key ?? this.key;
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ iss: this.issuer, aud: TEST_AUDIENCE, iat: now, exp: now + 600, ...claims })
+    const sub = subjectOf(claims);
+    return new SignJWT({
+      iss: this.issuer,
+      aud: TEST_AUDIENCE,
+      iat: now,
+      exp: now + 600,
+      ...(sub === undefined ? {} : { sub }),
+      ...claims,
+    })
       .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'at+jwt', ...options.header })
       .sign(key.privateKey);
   }
@@ -188,6 +215,21 @@ export class TestIdp {
         token.accountId !== undefined
           ? { preferred_username: token.accountId, ...this.accounts.get(token.accountId) }
           : this.nextClaims,
+      formats: {
+        customizers: {
+          // A client_credentials token's `sub` is the client's id; the test person's own stands in for it.
+          jwt: (
+            _context: unknown,
+            token: { accountId?: string },
+            jwt: { payload: Record<string, unknown> },
+          ) => {
+            if (token.accountId !== undefined) return;
+            const sub = subjectOf(this.nextClaims);
+            if (sub === undefined) delete jwt.payload.sub;
+            else jwt.payload.sub = sub;
+          },
+        },
+      },
       // The console's origin is any loopback port, so every loopback origin may call the token endpoint.
       clientBasedCORS: (_context: unknown, origin: string) => /^http:\/\/127\.0\.0\.1:\d+$/.test(origin),
       pkce: { required: () => true },
