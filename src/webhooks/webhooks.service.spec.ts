@@ -54,7 +54,7 @@ class FakeWebhooks extends WebhooksRepository {
     const row = this.rows.get(id);
     if (!row) return Promise.resolve(null);
     const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
-    const updated = { ...row, ...defined } as WebhookRow;
+    const updated = { ...row, ...defined };
     this.rows.set(id, updated);
     return Promise.resolve(updated);
   }
