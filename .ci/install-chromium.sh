@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs Debian's Chromium for the Swagger UI browser test (test/swagger-ui.e2e-spec.ts).
+# Installs Debian's Chromium for the Swagger UI browser test (test/swagger-ui.slow-spec.ts).
 # Idempotent: does nothing when /usr/bin/chromium is already there. Never downloads a browser any other way.
 set -euo pipefail
 

@@ -24,6 +24,7 @@ import {
   DEMO_COMMON_WORD as COMMON_WORD,
   DEMO_RARE_WORD as RARE_WORD,
 } from '../dist/src/database/demo-data.js';
+import { createScratchDatabase } from '../dist/src/database/scratch-database.js';
 import { startBenchIdp } from './idp.js';
 import { curveTable, ratioChart, resultTable } from './report.js';
 
@@ -84,22 +85,13 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 async function provideDatabase() {
   const external = process.env.DATABASE_URL?.trim();
   if (external) {
-    const name = `mas_bench_${process.pid}_${Date.now()}`;
-    const admin = new pg.Client({ connectionString: external });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
+    const database = await createScratchDatabase(external, 'mas_bench');
     cleanups.push(async () => {
-      const client = new pg.Client({ connectionString: external });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-      log(`dropped database ${name}`);
+      await database.drop();
+      log(`dropped database ${database.name}`);
     });
-    const url = new URL(external);
-    url.pathname = `/${name}`;
-    log(`database: ${name} on ${url.host} (DATABASE_URL)`);
-    return { kind: 'external', url: url.toString() };
+    log(`database: ${database.name} on ${new URL(external).host} (DATABASE_URL)`);
+    return { kind: 'external', url: database.url };
   }
   const { startEmbeddedPostgres, releaseShutdownSignals } =
     await import('../dist/src/database/embedded-postgres.js');
@@ -229,19 +221,9 @@ async function startServers(databaseUrl, jwtSecret, idp) {
 
 /** A database of its own on the server of `url`, dropped at the end. */
 async function createDatabase(url, name) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  await client.query(`CREATE DATABASE ${name}`);
-  await client.end();
-  cleanups.push(async () => {
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
-  });
-  const target = new URL(url);
-  target.pathname = `/${name}`;
-  return target.toString();
+  const database = await createScratchDatabase(url, name, name);
+  cleanups.push(database.drop);
+  return database.url;
 }
 
 // ---------------------------------------------------------------------------------------------------------

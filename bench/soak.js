@@ -16,7 +16,7 @@ import process from 'node:process';
 import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { scratchDatabase } from './scratch-database.js';
+import { createScratchDatabase } from '../dist/src/database/scratch-database.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
@@ -41,7 +41,7 @@ for (const signal of ['SIGINT', 'SIGTERM'])
 async function databaseUrl() {
   const external = process.env.DATABASE_URL?.trim();
   if (!external) return undefined;
-  const database = await scratchDatabase(external, 'mas_soak');
+  const database = await createScratchDatabase(external, 'mas_soak');
   cleanups.push(database.drop);
   return database.url;
 }

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { startTestApp, testDatabaseUrl, useTestApp } from './support/app.js';
+import { scratchDatabase, startTestApp, testDatabaseUrl, useTestApp } from './support/app.js';
 import { client } from './support/http.js';
 
 describe('health', () => {
@@ -19,13 +19,11 @@ describe('health', () => {
 
   it('answers 503 while its database refuses connections, and recovers without a restart', async () => {
     // A database of its own, so that blocking it affects only this service instance.
+    const database = await scratchDatabase('mas_ready');
+    const name = database.name;
     const admin = new pg.Client({ connectionString: testDatabaseUrl() });
     await admin.connect();
-    const name = `mas_ready_${Date.now()}`;
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(testDatabaseUrl());
-    url.pathname = `/${name}`;
-    const isolated = await startTestApp({ databaseUrl: url.toString() });
+    const isolated = await startTestApp({ databaseUrl: database.url });
     const isolatedApi = client(isolated.url);
     try {
       expect((await isolatedApi.get('/api/health/ready')).status).toBe(200);
@@ -48,8 +46,8 @@ describe('health', () => {
     } finally {
       await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
       await isolated.close();
-      await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
       await admin.end();
+      await database.drop();
     }
   });
 

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { ModuleRole } from '../src/course-modules/module-role.js';
-import { startTestApp, testDatabaseUrl, type TestApp } from './support/app.js';
+import { type ScratchDatabase } from '../src/database/scratch-database.js';
+import { scratchDatabase, startTestApp, testDatabaseUrl, type TestApp } from './support/app.js';
 import { assignRole, makeModule, makeUser, tokenFor } from './support/factories.js';
 import { client, type Client } from './support/http.js';
 import { failure } from './support/modules-fixtures.js';
@@ -10,6 +11,7 @@ import { failure } from './support/modules-fixtures.js';
  * restart. The service runs on a database of its own, so blocking it affects nothing else.
  */
 describe('modules when the database fails', () => {
+  let database: ScratchDatabase;
   let admin: pg.Client;
   let name: string;
   let app: TestApp;
@@ -18,13 +20,11 @@ describe('modules when the database fails', () => {
   let moduleId: number;
 
   beforeAll(async () => {
+    database = await scratchDatabase('mas_modules');
+    name = database.name;
     admin = new pg.Client({ connectionString: testDatabaseUrl() });
     await admin.connect();
-    name = `mas_modules_${Date.now()}`;
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(testDatabaseUrl());
-    url.pathname = `/${name}`;
-    app = await startTestApp({ databaseUrl: url.toString() });
+    app = await startTestApp({ databaseUrl: database.url });
     api = client(app.url);
     const user = await makeUser(app.dataSource);
     const module = await makeModule(app.dataSource);
@@ -35,8 +35,8 @@ describe('modules when the database fails', () => {
   afterAll(async () => {
     await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
     await app.close();
-    await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
     await admin.end();
+    await database.drop();
   });
 
   const reads = () =>

@@ -262,7 +262,7 @@ describe('module deletion', () => {
         expect(await storedFiles(storageDir)).toHaveLength(5);
         await first.close();
 
-        const second = await startTestApp({ storageDir });
+        const second = await startTestApp({ storageDir, backgroundWorkers: true });
         await second.close();
         expect(await storedFiles(storageDir)).toEqual(
           [keptKey, 'modules/0123/keep.txt', 'modules/notes/keep.txt'].sort(),

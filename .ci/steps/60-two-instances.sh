@@ -26,4 +26,4 @@ if [ -z "${REDIS_TEST_URL:-}" ] && ! answers 6379; then
 fi
 
 node --test test/scale/two-instances.test.js
-NODE_OPTIONS='--experimental-vm-modules --no-warnings=ExperimentalWarning' npx jest test/login-throttle-redis.e2e-spec.ts
+NODE_OPTIONS='--experimental-vm-modules --no-warnings=ExperimentalWarning' npx jest test/login-throttle-redis.slow-spec.ts

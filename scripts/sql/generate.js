@@ -15,7 +15,7 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../dist/ormconfig.js';
 import { runMigrations } from '../../dist/src/database/database.js';
 import { startEmbeddedPostgres } from '../../dist/src/database/embedded-postgres.js';
-import { scratchDatabase } from '../../bench/scratch-database.js';
+import { createScratchDatabase } from '../../dist/src/database/scratch-database.js';
 import { installCapture, recordStatements } from './capture.js';
 import { CONSTANTS, createRepositories, EXAMPLES, FIXTURE } from './examples.js';
 import { canonical, nameParameters, TX } from './names.js';
@@ -50,7 +50,7 @@ const log = (message) => process.stderr.write(`sql:generate: ${message}\n`);
  */
 async function provideDatabase() {
   const external = process.env.DATABASE_URL;
-  if (external !== undefined && external !== '') return scratchDatabase(external, 'sql_generate');
+  if (external !== undefined && external !== '') return createScratchDatabase(external, 'sql_generate');
   const dir = await mkdtemp(path.join(os.tmpdir(), 'sql-generate-'));
   const database = await startEmbeddedPostgres(dir, { log: () => undefined, error: log });
   return {

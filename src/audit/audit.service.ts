@@ -71,7 +71,7 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   onApplicationBootstrap(): void {
-    if (this.config.auditRetentionDays === 0) return;
+    if (this.config.auditRetentionDays === 0 || !this.config.backgroundWorkers) return;
     this.stopPruning = pruneDaily(() => this.prune(), 'audit events', this.logger);
   }
 

@@ -32,6 +32,11 @@ describe('loadConfig', () => {
     });
   });
 
+  it('runs the background work (webhook workers, dispatcher, sweeps, prunes): only the tests turn it off', () => {
+    expect(loadConfig({}).backgroundWorkers).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }).backgroundWorkers).toBe(true);
+  });
+
   it('bounds an interactive request on a database that does not answer under 10 s by default', () => {
     const config = loadConfig({});
     // The worst case: waiting for a pooled connection (or opening one), then a query without an answer.

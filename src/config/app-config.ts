@@ -65,6 +65,12 @@ export interface AppConfig {
   oidc: OidcSettings | undefined;
   /** How long a replica may reuse its per-request read of a token's user (exists, admin, password change); 0: never. */
   userCacheTtlMs: number;
+  /**
+   * The work that runs beside the requests: the webhook job engine's workers and maintenance, the webhook
+   * dispatcher, the start-up sweeps of stray files and the daily retention prunes. Not a setting: always on in
+   * the service; the tests turn it off unless a test asks for it (test/support/app.ts).
+   */
+  backgroundWorkers: boolean;
 }
 
 /** Single sign-on: this service as a resource server of the university's identity provider. */
@@ -373,6 +379,7 @@ export function loadConfig(env: Env): AppConfig {
     passwordLogin: bool(env, 'PASSWORD_LOGIN', true),
     oidc: loadOidcSettings(env),
     userCacheTtlMs: int(env, 'USER_CACHE_TTL_MS', 5000, 0, 5000),
+    backgroundWorkers: true,
   };
 }
 

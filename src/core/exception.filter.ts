@@ -76,7 +76,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
           : { message: String(cause) };
       const log = host.switchToHttp().getRequest<FastifyRequest | undefined>()?.log ?? undefined;
       if (log) log.error({ err }, 'Request failed');
-      else this.logger.error(err.stack ?? err.message);
+      else this.logger.error(err.message, 'stack' in err ? err.stack : undefined);
     }
     void reply.status(status).send({ success: false, data, message });
   }

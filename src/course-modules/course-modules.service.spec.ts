@@ -65,7 +65,7 @@ class FakeFiles extends ModuleFiles {
   readonly removed: [readonly string[], readonly string[]][] = [];
 
   constructor() {
-    super(new StorageService(new LocalFileStore('/nonexistent')), new FakeModules([]));
+    super(new StorageService(new LocalFileStore('/nonexistent')), new FakeModules([]), config);
   }
 
   override removeDeleted(ids: readonly string[], keys: readonly string[]): Promise<void> {

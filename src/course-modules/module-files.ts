@@ -1,4 +1,6 @@
-import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { type AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { StorageService } from '../storage/storage.service.js';
 import { CourseModulesRepository } from './course-modules.repository.js';
 
@@ -20,6 +22,7 @@ export class ModuleFiles implements OnApplicationBootstrap {
   constructor(
     private readonly storage: StorageService,
     private readonly modules: CourseModulesRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -58,6 +61,7 @@ export class ModuleFiles implements OnApplicationBootstrap {
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    if (!this.config.backgroundWorkers) return;
     try {
       const swept = await this.sweep();
       if (swept.length > 0) this.logger.log(`Removed files of ${swept.length} deleted modules`);

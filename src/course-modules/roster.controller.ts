@@ -98,7 +98,7 @@ export class RosterController {
 
   @Post('roster/import')
   @HttpCode(200)
-  @CsvUpload('user,role\r\njsmith,Student\r\nann@example.edu,assistant_lecturer\r\n')
+  @CsvUpload('user,role\r\njsmith,Student\r\nbkhan@example.edu,assistant_lecturer\r\n')
   @ApiOperation({
     summary: "Set a module's roster from a CSV file, all or nothing",
     description:

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { deflateSync } from 'node:zlib';
+import { crc32, deflateSync } from 'node:zlib';
 import { type DataSource, type EntityManager } from 'typeorm';
 
 /** The size and the extras of what {@link seedDemoData} generates. */
@@ -373,13 +373,4 @@ export function solidPng(seed: number): Buffer {
     chunk('IDAT', deflateSync(Buffer.concat(Array.from({ length: side }, () => row)))),
     chunk('IEND', Buffer.alloc(0)),
   ]);
-}
-
-function crc32(data: Buffer): number {
-  let crc = 0xffffffff;
-  for (const byte of data) {
-    crc ^= byte;
-    for (let bit = 0; bit < 8; bit++) crc = crc & 1 ? (crc >>> 1) ^ 0xedb88320 : crc >>> 1;
-  }
-  return (crc ^ 0xffffffff) >>> 0;
 }

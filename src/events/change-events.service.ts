@@ -197,7 +197,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
   }
 
   onApplicationBootstrap(): void {
-    if (this.config.eventRetentionDays === 0) return;
+    if (this.config.eventRetentionDays === 0 || !this.config.backgroundWorkers) return;
     this.stopPruning = pruneDaily(() => this.prune(), 'change events', this.logger);
   }
 

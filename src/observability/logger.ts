@@ -1,10 +1,10 @@
 import { type LoggerService } from '@nestjs/common';
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 import { type LogLevel } from '../config/app-config.js';
 
 /** JSON logs; credentials are redacted should a header or body ever be logged. */
-export function createRootLogger(level: LogLevel): Logger {
-  return pino({
+export function createRootLogger(level: LogLevel, destination?: DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level,
     base: { service: 'module-admin-service' },
     timestamp: pino.stdTimeFunctions.isoTime,
@@ -23,10 +23,16 @@ export function createRootLogger(level: LogLevel): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  // Standard output unless a test gives a stream to read the lines from.
+  return destination ? pino(options, destination) : pino(options);
 }
 
-/** Nest's own log lines (bootstrap, lifecycle, filter) through the same pino instance. */
+/**
+ * Nest's own log lines (bootstrap, lifecycle, filter, every `new Logger(context)`) through the same pino instance.
+ * Nest calls `error(message, stack?, context?)`: the stack goes into the line as `err.stack` (as pino writes an
+ * Error's), and an Error given as the message is written by pino's error serializer, stack included.
+ */
 export class NestPinoLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
@@ -35,8 +41,16 @@ export class NestPinoLogger implements LoggerService {
     message: unknown,
     params: unknown[],
   ): void {
-    const context = typeof params.at(-1) === 'string' ? (params.at(-1) as string) : undefined;
-    this.logger[level]({ context }, typeof message === 'string' ? message : JSON.stringify(message));
+    const context =
+      params.length > 0 && typeof params.at(-1) === 'string' ? (params.at(-1) as string) : undefined;
+    if (message instanceof Error) {
+      this.logger[level]({ context, err: message }, message.message);
+      return;
+    }
+    const text = typeof message === 'string' ? message : JSON.stringify(message);
+    const rest = context === undefined ? params : params.slice(0, -1);
+    const stack = level === 'error' ? rest.find((param) => typeof param === 'string') : undefined;
+    this.logger[level](stack === undefined ? { context } : { context, err: { message: text, stack } }, text);
   }
 
   log(message: unknown, ...params: unknown[]) {

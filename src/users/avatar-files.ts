@@ -1,4 +1,6 @@
-import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { type AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { UPLOAD_GRACE_MS } from '../storage/file-store.js';
 import { StorageService } from '../storage/storage.service.js';
 import { UsersRepository } from './users.repository.js';
@@ -20,6 +22,7 @@ export class AvatarFiles implements OnApplicationBootstrap {
   constructor(
     private readonly storage: StorageService,
     private readonly users: UsersRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -50,6 +53,7 @@ export class AvatarFiles implements OnApplicationBootstrap {
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    if (!this.config.backgroundWorkers) return;
     try {
       const removed = await this.sweep();
       if (removed.length > 0) this.logger.log(`Removed ${removed.length} stray avatar files or folders`);

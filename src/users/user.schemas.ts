@@ -2,11 +2,12 @@
 import { id, timestamp } from '../openapi/common.js';
 import { pagedSchema, schema } from '../openapi/openapi.js';
 import { USER_SUMMARY_FIELDS } from './user.mapper.js';
+import { EMAIL_SCHEMA } from './user-rules.js';
 
 export const userSummaryProperties = {
   id,
   username: { type: 'string', example: 'jsmith' },
-  email: { type: 'string', format: 'email', example: 'jsmith@example.edu' },
+  email: { ...EMAIL_SCHEMA, example: 'jsmith@example.edu' },
   admin: { type: 'boolean', example: false },
   created_at: timestamp,
   updated_at: timestamp,

@@ -65,7 +65,8 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
       max: 3,
       // No cron schedules: the clock monitor they need is off.
       schedule: false,
-      supervise: true,
+      // Maintenance (expiring and archiving jobs) is background work: off where the workers are (tests).
+      supervise: config.backgroundWorkers,
       // Expired jobs are noticed within one interval; the maintenance runs on one replica at a time.
       maintenanceIntervalSeconds: Math.min(this.expireInSeconds, 60),
     });

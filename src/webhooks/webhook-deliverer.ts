@@ -57,6 +57,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
       );
       return times.length === 0 ? null : new Date(Math.min(...times.map((at) => at.getTime())));
     });
+    if (!this.config.backgroundWorkers) return;
     if (this.config.eventRetentionDays > 0) {
       const run = () =>
         this.prune()

@@ -1,9 +1,12 @@
 import {
   type BeforeApplicationShutdown,
+  Inject,
   Injectable,
   Logger,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
+import { type AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { Transactions } from '../database/transactions.js';
 import { ChangeEventNotifications } from '../events/change-event-notifications.js';
 import { ChangeEventsRepository, type StoredChangeEvent } from '../events/change-events.repository.js';
@@ -56,10 +59,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     private readonly webhooks: WebhooksRepository,
     private readonly queue: DeliveryQueue,
     private readonly transactions: Transactions,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onApplicationBootstrap(): void {
-    this.loop = this.run();
+    if (this.config.backgroundWorkers) this.loop = this.run();
   }
 
   async beforeApplicationShutdown(): Promise<void> {

@@ -17,7 +17,6 @@ import process from 'node:process';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { URL } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import S3rver from 's3rver';
@@ -57,20 +56,10 @@ async function freshDatabase() {
     });
     server = embedded.url;
   }
-  const name = `mas_two_${process.pid}_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: server });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  cleanups.push(async () => {
-    const dropper = new pg.Client({ connectionString: server });
-    await dropper.connect();
-    await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await dropper.end();
-  });
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  return url.toString();
+  const { createScratchDatabase } = await import(path.join(ROOT, 'dist/src/database/scratch-database.js'));
+  const database = await createScratchDatabase(server, 'mas_two');
+  cleanups.push(database.drop);
+  return database.url;
 }
 
 async function objectStore() {

@@ -1,12 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { type DataSource } from 'typeorm';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { type RunningService, startService } from '../../src/app.js';
 import { type AppConfig, loadConfig } from '../../src/config/app-config.js';
 import { LoginThrottle } from '../../src/auth/login-throttle.js';
+import { createScratchDatabase, type ScratchDatabase } from '../../src/database/scratch-database.js';
 import { client, type Client } from './http.js';
 
 export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
@@ -33,33 +33,15 @@ export function testDatabaseUrl(): string {
 }
 
 /** A database of its own on the test database's server (`prefix` + a unique suffix), and how to drop it. */
-export async function scratchDatabase(prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const admin = new pg.Client({ connectionString: testDatabaseUrl() });
-  await admin.connect();
-  const name = `${prefix}_${process.pid}_${Date.now()}`;
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } catch (error) {
-    await admin.end();
-    throw error;
-  }
-  const url = new URL(testDatabaseUrl());
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      try {
-        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await admin.end();
-      }
-    },
-  };
+export function scratchDatabase(prefix: string): Promise<ScratchDatabase> {
+  return createScratchDatabase(testDatabaseUrl(), prefix);
 }
 
 /**
  * Boots the real service (AppModule on Fastify, every global provider) on a loopback port against the test
- * database, with its own temporary data and storage directories.
+ * database, with its own temporary data and storage directories. Its background work (the webhook job engine's
+ * workers and maintenance, the webhook dispatcher, the start-up sweeps, the retention prunes) is off: a test that
+ * needs it asks with `startTestApp({ backgroundWorkers: true })` or `useTestApp({ backgroundWorkers: true })`.
  */
 export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'mas-test-'));
@@ -73,6 +55,8 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<
     jwtSecret: TEST_JWT_SECRET,
     logLevel: (process.env.TEST_LOG_LEVEL as AppConfig['logLevel'] | undefined) ?? 'silent',
     adminPassword: 'bootstrap-admin-password',
+    // Off unless the test asks for them with `backgroundWorkers: true` (README, "Test it").
+    backgroundWorkers: false,
     ...overrides,
   };
   const service = await startService(config);

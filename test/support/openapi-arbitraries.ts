@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { type OpenAPIObject, type ParameterObject, type SchemaObject } from '@nestjs/swagger';
 import { deref, type DocOperation } from './openapi.js';
 import { multipartBody, TINY_PNG } from './openapi-requests.js';
+import { EMAIL_SCHEMA } from '../../src/users/user-rules.js';
 
 /** Ids that exist, so that valid requests reach past the 404s. */
 export interface KnownIds {
@@ -108,7 +109,8 @@ function validBase(document: OpenAPIObject, schema: SchemaObject, known: KnownId
   }
   switch (schema.type) {
     case 'string': {
-      if (schema.format === 'email')
+      // The service's email schema is a loose pattern (src/users/user-rules.ts): generate real addresses for it.
+      if (schema.format === 'email' || schema.pattern === EMAIL_SCHEMA.pattern)
         return fc.emailAddress().filter((e) => e.length <= (schema.maxLength ?? 320));
       const minLength = schema.minLength ?? 0;
       const maxLength = Math.min(schema.maxLength ?? MAX_VALID_STRING, minLength + MAX_VALID_STRING);

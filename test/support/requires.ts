@@ -58,7 +58,7 @@ export function rootRequirement(): Requirement {
   return {
     needs: 'running as root (uid 0)',
     found: process.getuid?.() === 0 ? 'uid 0' : undefined,
-    enable: 'run the tests as root (a container, or `sudo npm test`)',
+    enable: 'run the slow tests as root (a container, or `sudo npm run test:slow`)',
     requiredBy: 'REQUIRE_ROOT',
   };
 }

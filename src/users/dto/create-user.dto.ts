@@ -3,6 +3,8 @@ import { IsBoolean, IsEmail, IsString, Length, Matches, ValidateIf } from 'class
 import {
   ADMIN_MESSAGE,
   EMAIL_MESSAGE,
+  EMAIL_OPTIONS,
+  EMAIL_SCHEMA,
   PASSWORD_MAX,
   PASSWORD_MESSAGE,
   PASSWORD_MIN,
@@ -23,12 +25,12 @@ export class CreateUserDto {
   username!: string;
 
   @ApiProperty({
-    format: 'email',
-    description: 'Stored lower-case; unique, case-insensitively.',
+    pattern: EMAIL_SCHEMA.pattern,
+    description: `${EMAIL_SCHEMA.description} Stored lower-case; unique, case-insensitively.`,
     example: 'jsmith@example.edu',
   })
   @IsString({ message: EMAIL_MESSAGE })
-  @IsEmail({}, { message: EMAIL_MESSAGE })
+  @IsEmail(EMAIL_OPTIONS, { message: EMAIL_MESSAGE })
   email!: string;
 
   @ApiProperty({

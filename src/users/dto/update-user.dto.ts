@@ -3,6 +3,8 @@ import { IsBoolean, IsEmail, IsString, Length, Matches, ValidateIf } from 'class
 import {
   ADMIN_MESSAGE,
   EMAIL_MESSAGE,
+  EMAIL_OPTIONS,
+  EMAIL_SCHEMA,
   PASSWORD_MAX,
   PASSWORD_MESSAGE,
   PASSWORD_MIN,
@@ -25,13 +27,13 @@ export class UpdateUserDto {
   username?: string;
 
   @ApiPropertyOptional({
-    format: 'email',
-    description: 'Stored lower-case; unique, case-insensitively.',
+    pattern: EMAIL_SCHEMA.pattern,
+    description: `${EMAIL_SCHEMA.description} Stored lower-case; unique, case-insensitively.`,
     example: 'john.smith@example.edu',
   })
   @ValidateIf((dto: UpdateUserDto) => dto.email !== undefined)
   @IsString({ message: EMAIL_MESSAGE })
-  @IsEmail({}, { message: EMAIL_MESSAGE })
+  @IsEmail(EMAIL_OPTIONS, { message: EMAIL_MESSAGE })
   email?: string;
 
   @ApiPropertyOptional({

@@ -8,7 +8,7 @@ import { isAlive } from './support/processes.js';
 import { refusesConnections } from './support/sockets.js';
 import { waitFor } from './support/wait-for.js';
 
-/** The built service (`npm test` builds first), run as a user would run it, on the embedded database. */
+/** The built service (`npm run test:slow` builds first), run as a user would run it, on the embedded database. */
 const MAIN = path.resolve('dist/src/main.js');
 const ADMIN_PASSWORD = 'lifecycle-admin-password';
 

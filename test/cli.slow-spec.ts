@@ -3,7 +3,7 @@ import path from 'node:path';
 import { testDatabaseUrl, useTestApp } from './support/app.js';
 import { freshAdmin } from './support/fresh-admin.js';
 
-/** The built command line (`npm test` builds first), run as a process against the test database. */
+/** The built command line (`npm run test:slow` builds first), run as a process against the test database. */
 const CLI = path.resolve('dist/src/cli.js');
 
 interface Run {

@@ -135,7 +135,8 @@ describe('a database outage under load', () => {
 
   beforeAll(async () => {
     server = await PostgresServer.create();
-    app = await startTestApp({ databaseUrl: server.url, ...TIMEOUTS });
+    // With its background work, as in production: the job engine and the dispatcher meet the outage too.
+    app = await startTestApp({ databaseUrl: server.url, ...TIMEOUTS, backgroundWorkers: true });
     const admin = await makeUser(app.dataSource, { admin: true });
     tutors = [await makeUser(app.dataSource), await makeUser(app.dataSource)];
     avatarUsers = [await makeUser(app.dataSource), await makeUser(app.dataSource)];
@@ -575,7 +576,7 @@ describe('a database outage under load', () => {
     movedStorage = storageDir;
     await cp(app.config.storageDir, storageDir, { recursive: true });
     await app.close();
-    app = await startTestApp({ databaseUrl: server.url, storageDir });
+    app = await startTestApp({ databaseUrl: server.url, storageDir, backgroundWorkers: true });
     expect(app.config).toMatchObject({ dbStatementTimeoutMs: 5000, dbQueryTimeoutMs: 6000 });
     let postmaster = 0;
     const { samples, probes, marks } = await phase(

@@ -23,7 +23,7 @@ describe('replicas starting together on a new database', () => {
     const apps: TestApp[] = [];
     try {
       const started = await Promise.allSettled(
-        [1, 2, 3].map(() => startTestApp({ databaseUrl: database.url })),
+        [1, 2, 3].map(() => startTestApp({ databaseUrl: database.url, backgroundWorkers: true })),
       );
       for (const result of started) if (result.status === 'fulfilled') apps.push(result.value);
       expect(

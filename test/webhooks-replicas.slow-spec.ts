@@ -53,8 +53,8 @@ describe('webhook delivery on two replicas', () => {
 
   beforeAll(async () => {
     [first, second] = await Promise.all([
-      startTestApp({ webhooks: settings }),
-      startTestApp({ webhooks: settings }),
+      startTestApp({ webhooks: settings, backgroundWorkers: true }),
+      startTestApp({ webhooks: settings, backgroundWorkers: true }),
     ]);
   });
   afterAll(async () => {
