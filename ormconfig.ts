@@ -16,6 +16,8 @@ import { ModuleCounts1763720000000 } from './src/database/migrations/17637200000
 import { Webhooks1764100000000 } from './src/database/migrations/1764100000000-Webhooks.js';
 import { PasswordlessUsers1764200000000 } from './src/database/migrations/1764200000000-PasswordlessUsers.js';
 import { ModuleStatsAtCommit1764300000000 } from './src/database/migrations/1764300000000-ModuleStatsAtCommit.js';
+import { IntegrationTokens1764510000000 } from './src/database/migrations/1764510000000-IntegrationTokens.js';
+import { IntegrationToken } from './src/tokens/integration-token.entity.js';
 import { User } from './src/users/user.entity.js';
 import { WebhookDelivery } from './src/webhooks/webhook-delivery.entity.js';
 import { WebhookDispatch } from './src/webhooks/webhook-dispatch.entity.js';
@@ -37,6 +39,7 @@ export const entities = [
   Webhook,
   WebhookDelivery,
   WebhookDispatch,
+  IntegrationToken,
 ];
 /** Listed, not globbed: the same list works from `dist/` and under Jest. New migrations are appended here. */
 export const migrations = [
@@ -48,6 +51,7 @@ export const migrations = [
   Webhooks1764100000000,
   PasswordlessUsers1764200000000,
   ModuleStatsAtCommit1764300000000,
+  IntegrationTokens1764510000000,
 ];
 
 /**

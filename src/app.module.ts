@@ -12,6 +12,7 @@ import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './observability/metrics.js';
 import { RedisModule } from './redis/redis.module.js';
 import { StorageModule } from './storage/storage.module.js';
+import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
@@ -38,6 +39,7 @@ export class AppModule {
         AuditModule,
         WebhooksModule,
         EventsModule,
+        TokensModule,
       ],
     };
   }

@@ -12,6 +12,8 @@ import { ChangeEventsRepository } from '../../dist/src/events/change-events.repo
 import { User } from '../../dist/src/users/user.entity.js';
 import { UsersRepository } from '../../dist/src/users/users.repository.js';
 import { WebhooksRepository } from '../../dist/src/webhooks/webhooks.repository.js';
+import { TokensRepository } from '../../dist/src/tokens/tokens.repository.js';
+import { Buffer } from 'node:buffer';
 import { TX } from './names.js';
 
 /**
@@ -45,6 +47,7 @@ export function createRepositories(dataSource) {
     ChangeEventsRepository: new ChangeEventsRepository(dataSource),
     UsersRepository: new UsersRepository(dataSource.getRepository(User), CONFIG),
     WebhooksRepository: new WebhooksRepository(dataSource),
+    TokensRepository: new TokensRepository(dataSource),
   };
 }
 
@@ -60,6 +63,8 @@ export const FIXTURE = `
   INSERT INTO user_module_roles (user_id, module_id, role) VALUES (102, 201, 'Lecturer'), (103, 201, 'Student');
   INSERT INTO webhooks (id, url, types, description, secret) OVERRIDING SYSTEM VALUE VALUES
     (301, 'https://hooks.example.org/a', '{module.created}', 'Example', 'whsec_example');
+  INSERT INTO integration_tokens (id, name, scopes, token_hash) OVERRIDING SYSTEM VALUE VALUES
+    (401, 'Entra ID', '{scim}', '\\x0101010101010101010101010101010101010101010101010101010101010101');
 `;
 
 const PAGING = { page: 3, perPage: 10, offset: 20 };
@@ -287,6 +292,24 @@ export const EXAMPLES = {
       label: 'Users exist already: nothing is inserted',
       args: [{ username: 'root', email: 'root@example.org', passwordHash: 'hash-root' }],
     },
+  },
+
+  TokensRepository: {
+    insert: {
+      args: [
+        {
+          name: 'LMS feed',
+          scopes: ['events'],
+          tokenHash: Buffer.alloc(32, 2),
+          expiresAt: LATER,
+        },
+        TX,
+      ],
+    },
+    listActive: { args: [] },
+    revoke: { args: ['401', TX] },
+    findByHash: { args: [Buffer.alloc(32, 1)] },
+    touch: { args: [401] },
   },
 
   WebhooksRepository: {

@@ -60,6 +60,11 @@ export interface AppConfig {
   oidc: OidcSettings | undefined;
   /** How long a replica may reuse its per-request read of a token's user (exists, admin, password change); 0: never. */
   userCacheTtlMs: number;
+  /** SCIM 2.0 provisioning under /api/scim/v2 (docs/provisioning.md); off: those paths are unknown routes. */
+  scimEnabled: boolean;
+  /** The service's public origin (`https://modules.uni.edu`) for absolute URLs such as SCIM's `Location`;
+   * unset: taken from each request's scheme and host. */
+  publicBaseUrl: string | undefined;
 }
 
 /** Single sign-on: this service as a resource server of the university's identity provider. */
@@ -365,7 +370,31 @@ export function loadConfig(env: Env): AppConfig {
     passwordLogin: bool(env, 'PASSWORD_LOGIN', true),
     oidc: loadOidcSettings(env),
     userCacheTtlMs: int(env, 'USER_CACHE_TTL_MS', 5000, 0, 5000),
+    scimEnabled: bool(env, 'SCIM_ENABLED', false),
+    publicBaseUrl: publicBaseUrl(env),
   };
+}
+
+/** `PUBLIC_BASE_URL`: an http(s) origin with an optional path prefix, kept without its trailing slash. */
+function publicBaseUrl(env: Env): string | undefined {
+  const raw = read(env, 'PUBLIC_BASE_URL');
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('PUBLIC_BASE_URL', `must be a URL such as https://modules.uni.edu (got "${raw}")`);
+  }
+  if (
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    url.username !== '' ||
+    url.password !== ''
+  ) {
+    throw new ConfigError('PUBLIC_BASE_URL', 'must be an http(s) URL without query, fragment or credentials');
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 }
 
 function loadOidcSettings(env: Env): OidcSettings | undefined {
