@@ -16,6 +16,7 @@ import { ModuleCounts1763720000000 } from './src/database/migrations/17637200000
 import { Webhooks1764100000000 } from './src/database/migrations/1764100000000-Webhooks.js';
 import { PasswordlessUsers1764200000000 } from './src/database/migrations/1764200000000-PasswordlessUsers.js';
 import { ModuleStatsAtCommit1764300000000 } from './src/database/migrations/1764300000000-ModuleStatsAtCommit.js';
+import { PeopleFields1764500000000 } from './src/database/migrations/1764500000000-PeopleFields.js';
 import { IntegrationTokens1764510000000 } from './src/database/migrations/1764510000000-IntegrationTokens.js';
 import { IntegrationToken } from './src/tokens/integration-token.entity.js';
 import { User } from './src/users/user.entity.js';
@@ -51,6 +52,7 @@ export const migrations = [
   Webhooks1764100000000,
   PasswordlessUsers1764200000000,
   ModuleStatsAtCommit1764300000000,
+  PeopleFields1764500000000,
   IntegrationTokens1764510000000,
 ];
 

@@ -5,7 +5,7 @@ import { RequestCtx } from '../audit/request-context.decorator.js';
 import { type AuthUser, CurrentUser } from '../core/decorators.js';
 import { type Query as QueryParams } from '../core/query.js';
 import { type UserSummary } from '../users/user.mapper.js';
-import { UserListSchema } from '../users/user.schemas.js';
+import { UserSummaryListSchema } from '../users/user.schemas.js';
 import { PersonnelBodyDto } from './dto/personnel-body.dto.js';
 import { readUserListParams } from './list-params.js';
 import { type PersonnelMember } from './module.mapper.js';
@@ -43,7 +43,7 @@ export class PersonnelController {
   @ApiModuleUserList(
     'Eligible users retrieved successfully',
     { summary: 'List users holding no role in a module', description: 'For admins and staff of the module.' },
-    UserListSchema,
+    UserSummaryListSchema,
   )
   eligible(
     @ModuleIdParam() id: string,
