@@ -256,8 +256,12 @@ export function loadConfig(env: Env): AppConfig {
   }
 
   const adminUsername = read(env, 'ADMIN_USERNAME') ?? 'admin';
-  if (!/^[A-Za-z0-9._-]{3,64}$/.test(adminUsername)) {
-    throw new ConfigError('ADMIN_USERNAME', "must be 3-64 characters of letters, digits, '.', '_' or '-'");
+  // The username rule of docs/api.md §5 (users/user-rules.ts), which config/ cannot import.
+  if (!/^[A-Za-z0-9._@+-]{3,128}$/.test(adminUsername)) {
+    throw new ConfigError(
+      'ADMIN_USERNAME',
+      "must be 3-128 characters of letters, digits, '.', '_', '-', '@' or '+'",
+    );
   }
   const adminEmail = (read(env, 'ADMIN_EMAIL') ?? 'admin@localhost').toLowerCase();
   if (!/^[^\s@]+@[^\s@]+$/.test(adminEmail)) {
