@@ -13,6 +13,7 @@ import { MetricsModule } from './observability/metrics.js';
 import { RedisModule } from './redis/redis.module.js';
 import { StorageModule } from './storage/storage.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
+import { ScimModule } from './scim/scim.module.js';
 import { UsersModule } from './users/users.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
@@ -40,6 +41,8 @@ export class AppModule {
         WebhooksModule,
         EventsModule,
         TokensModule,
+        // Off by default: every /api/scim/v2 path is then an unknown route (404 in the envelope).
+        ...(config.scimEnabled ? [ScimModule] : []),
       ],
     };
   }

@@ -339,6 +339,12 @@ export const EXAMPLES = {
           0,
           100,
         ],
+        extra: {
+          "the userName term's value": 'Ada',
+          "the email term's value": 'ADA@example.org',
+          "the externalId term's value": 'E-101',
+          "the id term's value": '101',
+        },
       },
       {
         label: 'An id that is no user id (a GUID): matches nobody',
