@@ -42,6 +42,8 @@ async function database() {
   return embedded.url;
 }
 
+const ADMIN_PASSWORD = randomBytes(12).toString('hex');
+
 async function startService(databaseUrl) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mas-scim-bench-data-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
@@ -55,7 +57,7 @@ async function startService(databaseUrl) {
       DATA_DIR: dataDir,
       JWT_SECRET: randomBytes(32).toString('hex'),
       LOG_LEVEL: 'warn',
-      ADMIN_PASSWORD: randomBytes(12).toString('hex'),
+      ADMIN_PASSWORD,
       SWAGGER_ENABLED: 'false',
       SCIM_ENABLED: 'true',
     },
@@ -155,6 +157,12 @@ async function main() {
     headers,
     requests: [{ method: 'GET', path: lookup(7) }],
   });
+  const login = await globalThis.fetch(`${url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }),
+  });
+  const adminToken = (await login.json()).data.token;
   const singles = [
     {
       title: 'GET /Users?filter=userName eq',
@@ -163,6 +171,16 @@ async function main() {
     {
       title: 'PATCH a change (audit + change event)',
       send: (i) => globalThis.fetch(url + change(i).path, { method: 'PATCH', headers, body: change(i).body }),
+    },
+    {
+      // The user route's own update, for comparison: the same write, audit event and change event.
+      title: 'PUT /api/users/{id} changing display_name (not SCIM)',
+      send: (i) =>
+        globalThis.fetch(`${url}/api/users/${first + 1000 + i}`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ display_name: `Admin ${i}` }),
+        }),
     },
     {
       title: 'PATCH unchanged (Entra re-send)',
