@@ -42,7 +42,10 @@ export class PersonnelController {
   @Get('eligible')
   @ApiModuleUserList(
     'Eligible users retrieved successfully',
-    { summary: 'List users holding no role in a module', description: 'For admins and staff of the module.' },
+    {
+      summary: 'List active users holding no role in a module',
+      description: 'For admins and staff of the module. Inactive users are left out.',
+    },
     UserSummaryListSchema,
   )
   eligible(
