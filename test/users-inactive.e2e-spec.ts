@@ -175,7 +175,7 @@ describe('inactive users and single sign-on (docs/api.md §11, §14)', () => {
         scopes: ['openid', 'profile', 'email'],
         refetchCooldownMs: 30_000,
       },
-    } as never);
+    });
     api = client(app.url);
   });
   afterAll(async () => {
