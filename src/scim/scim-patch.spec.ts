@@ -59,6 +59,25 @@ describe(applyPatch.name, () => {
     ).toBe('X');
   });
 
+  it('keeps one address: an added work or primary address replaces it, an added home address does not', () => {
+    expect(patch({ op: 'add', path: 'emails', value: [{ value: 'Home@x.org', type: 'home' }] })).toEqual(
+      JANE,
+    );
+    expect(patch({ op: 'add', path: 'emails', value: [{ value: 'Work@x.org', type: 'work' }] }).email).toBe(
+      'work@x.org',
+    );
+    expect(
+      patch({
+        op: 'replace',
+        path: 'emails',
+        value: [
+          { value: 'a@x.org', type: 'home' },
+          { value: 'b@x.org', primary: 'True' },
+        ],
+      }).email,
+    ).toBe('b@x.org');
+  });
+
   it('changes nothing for valid paths it does not keep', () => {
     expect(
       patch(

@@ -155,13 +155,28 @@ function applyAt(next: ScimUserFields, op: PatchOp, path: ScimPath, value: unkno
   }
 }
 
+/** An entry of `emails` marked primary or of type work. */
+function isMainEmail(entry: unknown): boolean {
+  if (!isObject(entry)) return false;
+  const primary = member(entry, 'primary');
+  const type = member(entry, 'type');
+  return (
+    primary === true ||
+    (typeof primary === 'string' && primary.toLowerCase() === 'true') ||
+    (typeof type === 'string' && type.toLowerCase() === 'work')
+  );
+}
+
 function applyEmails(next: ScimUserFields, op: PatchOp, path: ScimPath, value: unknown): void {
   const { subAttribute, filter } = path;
   if (filter === undefined) {
     if (subAttribute === undefined) {
       if (op === 'remove') throw invalidValue(EMAIL_REQUIRED_MESSAGE);
-      // `add` appends to a list the service keeps one address of: the one the values name is kept.
-      next.email = readEmails(Array.isArray(value) ? value : [value]);
+      const values = Array.isArray(value) ? value : [value];
+      // `add` appends to a list the service keeps one address of: an added address replaces it only when it is
+      // the primary or the work one (an added home address changes nothing).
+      if (op === 'add' && !values.some(isMainEmail)) return;
+      next.email = readEmails(values);
       return;
     }
     if (subAttribute !== 'value') return;
