@@ -1,7 +1,7 @@
 /**
  * The import rules between the folders of src/ (run by `npm run lint`). The allowed direction is
  *
- *   auth → users        course-modules → users        webhooks → events        health → redis, database
+ *   auth → users, tokens   course-modules → users   webhooks → events   health → redis, database   scim → users
  *
  * and every feature may use the shared infrastructure below it: database/, storage/, redis/, csv/, uploads/,
  * openapi/, observability/, core/ and config/, and write to audit/ and events/ (which import no feature). Among
@@ -9,7 +9,7 @@
  * database/, storage/ and redis/ use core/ and config/ only. No other edge between folders is allowed, so the
  * folders form a graph without cycles (docs/architecture.md draws it).
  */
-const FEATURES = 'auth|users|course-modules|health|webhooks';
+const FEATURES = 'auth|users|course-modules|health|webhooks|tokens|scim';
 /** Shared infrastructure that knows no feature. */
 const INFRASTRUCTURE = 'database|storage|redis|csv|uploads|openapi|observability|audit|events';
 
@@ -97,7 +97,30 @@ module.exports = {
       'auth|course-modules|health',
       'users/ is below auth/ and course-modules/.',
     ),
-    forbid('auth-uses-users-only', 'auth', 'course-modules|health', 'auth/ builds on users/ only.'),
+    forbid(
+      'auth-uses-users-and-tokens-only',
+      'auth',
+      'course-modules|health|scim',
+      'auth/ builds on users/ and tokens/ only.',
+    ),
+    forbid(
+      'tokens-imports-no-feature',
+      'tokens',
+      'auth|users|course-modules|health|webhooks|scim',
+      'tokens/ (integration tokens) is asked by auth/; it knows no feature.',
+    ),
+    forbid(
+      'scim-uses-users-only',
+      'scim',
+      'auth|tokens|course-modules|health|webhooks',
+      'scim/ provisions users through users/.',
+    ),
+    forbid(
+      'no-feature-imports-scim',
+      'auth|users|course-modules|health|webhooks|tokens|audit|events',
+      'scim',
+      'scim/ sits on top: nothing imports it but the application module.',
+    ),
     forbid(
       'course-modules-uses-users-only',
       'course-modules',

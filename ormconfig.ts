@@ -19,6 +19,9 @@ import { ModuleStatsAtCommit1764300000000 } from './src/database/migrations/1764
 import { FeedHorizon1764410000000 } from './src/database/migrations/1764410000000-FeedHorizon.js';
 import { MembershipLifecycle1764600000000 } from './src/database/migrations/1764600000000-MembershipLifecycle.js';
 import { SsoBinding1764400000000 } from './src/database/migrations/1764400000000-SsoBinding.js';
+import { PeopleFields1764500000000 } from './src/database/migrations/1764500000000-PeopleFields.js';
+import { IntegrationTokens1764510000000 } from './src/database/migrations/1764510000000-IntegrationTokens.js';
+import { IntegrationToken } from './src/tokens/integration-token.entity.js';
 import { User } from './src/users/user.entity.js';
 import { WebhookDelivery } from './src/webhooks/webhook-delivery.entity.js';
 import { WebhookDispatch } from './src/webhooks/webhook-dispatch.entity.js';
@@ -40,6 +43,7 @@ export const entities = [
   Webhook,
   WebhookDelivery,
   WebhookDispatch,
+  IntegrationToken,
 ];
 /** Listed, not globbed: the same list works from `dist/` and under Jest. New migrations are appended here. */
 export const migrations = [
@@ -53,6 +57,8 @@ export const migrations = [
   ModuleStatsAtCommit1764300000000,
   SsoBinding1764400000000,
   FeedHorizon1764410000000,
+  PeopleFields1764500000000,
+  IntegrationTokens1764510000000,
   MembershipLifecycle1764600000000,
 ];
 

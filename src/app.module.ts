@@ -12,6 +12,8 @@ import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './observability/metrics.js';
 import { RedisModule } from './redis/redis.module.js';
 import { StorageModule } from './storage/storage.module.js';
+import { TokensModule } from './tokens/tokens.module.js';
+import { ScimModule } from './scim/scim.module.js';
 import { UsersModule } from './users/users.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
@@ -38,6 +40,9 @@ export class AppModule {
         AuditModule,
         WebhooksModule,
         EventsModule,
+        TokensModule,
+        // Off by default: every /api/scim/v2 path is then an unknown route (404 in the envelope).
+        ...(config.scimEnabled ? [ScimModule] : []),
       ],
     };
   }

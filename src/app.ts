@@ -12,6 +12,8 @@ import { boundJsonBodies } from './core/body-shape.js';
 import { drainEarlyAnswers } from './core/early-answers.js';
 import { answerRequestTimeouts, requestTimeoutOptions } from './core/request-timeout.js';
 import { registerCsvBodyParser } from './csv/csv-upload.js';
+import { registerScimJsonParser } from './scim/scim-json.js';
+import { scimOpenApi } from './scim/scim.openapi.js';
 import { answerFrameworkError } from './core/framework-errors.js';
 import { createRootLogger, NestPinoLogger } from './observability/logger.js';
 import { Draining } from './core/draining.js';
@@ -68,6 +70,8 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   fastify.removeContentTypeParser('text/plain');
   // CSV imports stream their text/csv body; every other route keeps answering 415 to it.
   registerCsvBodyParser(fastify);
+  // SCIM's own media type, taken only by the SCIM routes (docs/api.md §14).
+  registerScimJsonParser(fastify);
   // Multipart bodies are streamed by the handler, so bodyLimit (JSON only) does not cut them; busboy stops
   // each file at UPLOAD_FILE_LIMIT (marking it truncated) and the handler answers 413 itself.
   await app.register(fastifyMultipart, {
@@ -110,7 +114,8 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   app.setGlobalPrefix('api');
   // Before any route exists, so that every route (docs included) gets its headers.
   registerSecurityHeaders(app, docsRouteHeaders(docsSignIn(config)));
-  if (config.swaggerEnabled) setupOpenApi(app, docsSignIn(config));
+  if (config.swaggerEnabled)
+    setupOpenApi(app, docsSignIn(config), config.scimEnabled ? scimOpenApi : undefined);
   if (config.corsOrigins.length > 0) {
     app.enableCors({ origin: config.corsOrigins.includes('*') ? true : config.corsOrigins });
   }

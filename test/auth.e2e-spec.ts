@@ -37,10 +37,15 @@ describe('authentication (docs/api.md §2)', () => {
         id: user.id,
         username: 'Jane.Doe',
         email: user.email,
+        given_name: null,
+        family_name: null,
+        display_name: null,
+        active: true,
         admin: false,
         created_at: user.created_at.toISOString(),
         updated_at: user.updated_at.toISOString(),
         avatar_url: null,
+        external_id: null,
       });
       const decoded = jwt.decode(res.body.data.token, { complete: true })!;
       expect(decoded.header.alg).toBe('HS256');
@@ -359,14 +364,19 @@ describe('authentication (docs/api.md §2)', () => {
         email: 'renamed@example.edu',
         avatar_url: null,
       });
-      expect(Object.keys(res.body.data).sort()).toEqual([
-        'admin',
-        'avatar_url',
-        'created_at',
-        'email',
+      expect(Object.keys(res.body.data)).toEqual([
         'id',
-        'updated_at',
         'username',
+        'email',
+        'given_name',
+        'family_name',
+        'display_name',
+        'active',
+        'admin',
+        'created_at',
+        'updated_at',
+        'avatar_url',
+        'external_id',
       ]);
     });
   });

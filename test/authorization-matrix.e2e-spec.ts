@@ -21,6 +21,7 @@ import {
   storedFiles,
 } from './support/modules-fixtures.js';
 import { makeWebhook } from './support/webhook-fixtures.js';
+import { makeIntegrationToken } from './support/token-fixtures.js';
 import { deref, type DocOperation, fetchDocument, operationsOf, routeKey } from './support/openapi.js';
 import { multipartBody } from './support/openapi-requests.js';
 
@@ -129,6 +130,8 @@ interface Fixture {
   withAvatar: UserRow;
   /** A webhook a request may address (and delete). */
   webhook: { id: number };
+  /** An integration token a request may address (and revoke). */
+  token: { id: number };
 }
 
 interface Built {
@@ -285,6 +288,10 @@ const TABLE: Record<string, Row> = {
   'POST /api/webhooks/{webhook_id}/test': { allowed: ADMIN },
   'GET /api/webhooks/{webhook_id}/deliveries': { allowed: ADMIN },
   'GET /api/events': { allowed: ADMIN },
+
+  'GET /api/tokens': { allowed: ADMIN },
+  'POST /api/tokens': { allowed: ADMIN, build: () => ({ json: { name: 'authz', scopes: ['events'] } }) },
+  'DELETE /api/tokens/{token_id}': { allowed: ADMIN },
 };
 
 interface Answer {
@@ -300,6 +307,7 @@ function concrete(operation: DocOperation, row: Row, f: Fixture): { path: string
     module_id: f.module.id,
     user_id: f.target.id,
     webhook_id: f.webhook.id,
+    token_id: f.token.id,
     ...row.params?.(f),
   };
   const path = operation.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
@@ -391,7 +399,8 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', ()
     }
     if (row.targetRole) await assignRole(app.dataSource, target.id, module.id, row.targetRole);
     const webhook = await makeWebhook(app.dataSource);
-    return { module, target, unique: ++sequence, login, withAvatar, webhook };
+    const token = await makeIntegrationToken(app.dataSource);
+    return { module, target, unique: ++sequence, login, withAvatar, webhook, token };
   }
 
   const successStatuses = (operation: DocOperation) =>
@@ -771,6 +780,7 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', ()
             login,
             withAvatar,
             webhook: { id: 1 },
+            token: { id: 1 },
           });
           const answer = await send(operation.method, path, built, bearer(tokenFor(user)));
           if (
@@ -798,6 +808,7 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', ()
             login,
             withAvatar,
             webhook: { id: 1 },
+            token: { id: 1 },
           });
           for (const query of ['', `query=${module.code}`, `code=${module.code}`]) {
             const answer = await send(operation.method, path, { ...built, query }, bearer(tokenFor(user)));

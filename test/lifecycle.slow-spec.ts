@@ -277,7 +277,9 @@ describe('the service as a process', () => {
     expect(again.out).toContain('already exists');
     const invalid = await run(['user:create', '--username', 'x', '--email', 'nope', '--password', 'short']);
     expect(invalid.code).toBe(64);
-    expect(invalid.out).toContain("Username must be 3-64 characters of letters, digits, '.', '_' or '-'");
+    expect(invalid.out).toContain(
+      "Username must be 3-128 characters of letters, digits, '.', '_', '-', '@' or '+'",
+    );
     expect(invalid.out).toContain('Email must be a valid email address');
     expect(invalid.out).toContain('Password must be 8-128 characters');
 

@@ -411,6 +411,22 @@ describe('responses conform to the OpenAPI document', () => {
     await expectStatus(404, 'DELETE', `/api/webhooks/${id}`, { token });
   });
 
+  it('manages integration tokens, and reads the feed with one', async () => {
+    const token = state.adminToken;
+    const created = await expectStatus(201, 'POST', '/api/tokens', {
+      token,
+      body: { name: 'conformance', scopes: ['events'], expires_at: null },
+    });
+    const id = created.body.data.id as number;
+    await expectStatus(400, 'POST', '/api/tokens', { token, body: { name: '', scopes: [] } });
+    await expectStatus(403, 'POST', '/api/tokens', { token: state.lecturer.token, body: {} });
+    await expectStatus(200, 'GET', '/api/events', { token: created.body.data.token });
+    await expectStatus(200, 'GET', '/api/tokens', { token });
+    await expectStatus(400, 'DELETE', '/api/tokens/abc', { token });
+    await expectStatus(200, 'DELETE', `/api/tokens/${id}`, { token });
+    await expectStatus(404, 'DELETE', `/api/tokens/${id}`, { token });
+  });
+
   it('changes a password', async () => {
     await expectStatus(401, 'PUT', '/api/auth/password', {
       token: state.outsider.token,

@@ -62,6 +62,9 @@ const ACCESS: Record<string, Access> = {
   'POST /api/webhooks/{webhook_id}/test': 'admin',
   'GET /api/webhooks/{webhook_id}/deliveries': 'admin',
   'GET /api/events': 'admin',
+  'GET /api/tokens': 'admin',
+  'POST /api/tokens': 'admin',
+  'DELETE /api/tokens/{token_id}': 'admin',
 };
 
 /** Routes that take a request body besides POST and PUT. */

@@ -86,10 +86,15 @@ describe('Users API: avatars', () => {
           id: Number(user.id),
           username: user.username,
           email: user.email,
+          given_name: null,
+          family_name: null,
+          display_name: null,
+          active: true,
           admin: false,
           created_at: user.created_at.toISOString(),
           updated_at: expect.any(String),
           avatar_url: `/api/users/${user.id}/avatar`,
+          external_id: null,
         },
       });
       expect(Date.parse(res.body.data.updated_at)).toBeGreaterThan(user.updated_at.getTime());

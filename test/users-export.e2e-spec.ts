@@ -24,9 +24,11 @@ describe('Users export (GET /api/users/export.csv)', () => {
     expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(res.headers.get('content-disposition')).toBe('attachment; filename="users.csv"');
     const lines = csvLines(await res.text());
-    expect(lines[0]).toBe('id,username,email,admin,created_at,updated_at');
+    expect(lines[0]).toBe(
+      'id,username,email,admin,created_at,updated_at,given_name,family_name,display_name,external_id,active',
+    );
     expect(lines[1]).toBe(
-      `${ann.id},ann,ann@example.edu,false,${ann.created_at.toISOString()},${ann.updated_at.toISOString()}`,
+      `${ann.id},ann,ann@example.edu,false,${ann.created_at.toISOString()},${ann.updated_at.toISOString()},,,,,true`,
     );
     expect(lines[2]).toMatch(/^\d+,'\+bob,'@bob@example.edu,false,/);
     expect(lines).toHaveLength(3);

@@ -5,7 +5,7 @@ import { auditEvents, postCsv, postCsvForm } from './support/csv.js';
 import { makeUser, tokenFor, type UserRow } from './support/factories.js';
 
 const CLASH = 'A user with this username or email already exists';
-const USERNAME_MESSAGE = "Username must be 3-64 characters of letters, digits, '.', '_' or '-'";
+const USERNAME_MESSAGE = "Username must be 3-128 characters of letters, digits, '.', '_', '-', '@' or '+'";
 
 describe('Users import (POST /api/users/import)', () => {
   const { app, api } = useTestApp();
@@ -39,6 +39,7 @@ describe('Users import (POST /api/users/import)', () => {
           },
         ],
         created: 2,
+        updated: 0,
         unchanged: 0,
         errors: 0,
         dry_run: false,
@@ -87,6 +88,7 @@ describe('Users import (POST /api/users/import)', () => {
         { line: 3, action: 'unchanged', username: 'ROOT', id: Number(admin.id) },
       ],
       created: 0,
+      updated: 0,
       unchanged: 2,
       errors: 0,
       dry_run: false,
@@ -107,6 +109,7 @@ describe('Users import (POST /api/users/import)', () => {
           { line: 3, action: 'unchanged', username: 'root', id: Number(admin.id) },
         ],
         created: 1,
+        updated: 0,
         unchanged: 1,
         errors: 0,
         dry_run: true,
@@ -153,6 +156,7 @@ describe('Users import (POST /api/users/import)', () => {
         { line: 7, action: 'error', username: 'erin', id: null, errors: ['Duplicate email in file'] },
       ],
       created: 1,
+      updated: 0,
       unchanged: 0,
       errors: 5,
       dry_run: false,

@@ -67,10 +67,15 @@ describe('Users API: read, update, delete, modules of a user', () => {
           id: Number(user.id),
           username: 'jsmith',
           email: 'jsmith@example.edu',
+          given_name: null,
+          family_name: null,
+          display_name: null,
+          active: true,
           admin: false,
           created_at: user.created_at.toISOString(),
           updated_at: user.updated_at.toISOString(),
           avatar_url: null,
+          external_id: null,
         },
       });
     });
@@ -213,11 +218,11 @@ describe('Users API: read, update, delete, modules of a user', () => {
     });
 
     it.each([
-      [{ username: 'no' }, "Username must be 3-64 characters of letters, digits, '.', '_' or '-'"],
+      [{ username: 'no' }, "Username must be 3-128 characters of letters, digits, '.', '_', '-', '@' or '+'"],
       [{ email: 'nope' }, 'Email must be a valid email address'],
       [{ password: 'short' }, 'Password must be 8-128 characters'],
       [{ admin: 'yes' }, 'admin must be a boolean'],
-      [{ username: null }, "Username must be 3-64 characters of letters, digits, '.', '_' or '-'"],
+      [{ username: null }, "Username must be 3-128 characters of letters, digits, '.', '_', '-', '@' or '+'"],
       [{ password: null }, 'Password must be 8-128 characters'],
       [{ nickname: 'x' }, 'property nickname should not exist'],
       [

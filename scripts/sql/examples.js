@@ -12,6 +12,9 @@ import { ChangeEventsRepository } from '../../dist/src/events/change-events.repo
 import { User } from '../../dist/src/users/user.entity.js';
 import { UsersRepository } from '../../dist/src/users/users.repository.js';
 import { WebhooksRepository } from '../../dist/src/webhooks/webhooks.repository.js';
+import { TokensRepository } from '../../dist/src/tokens/tokens.repository.js';
+import { ScimUsersRepository } from '../../dist/src/scim/scim-users.repository.js';
+import { Buffer } from 'node:buffer';
 import { TX } from './names.js';
 
 /**
@@ -46,6 +49,8 @@ export function createRepositories(dataSource) {
     ChangeEventsRepository: new ChangeEventsRepository(dataSource),
     UsersRepository: new UsersRepository(dataSource.getRepository(User), CONFIG),
     WebhooksRepository: new WebhooksRepository(dataSource),
+    TokensRepository: new TokensRepository(dataSource),
+    ScimUsersRepository: new ScimUsersRepository(dataSource),
   };
 }
 
@@ -61,6 +66,8 @@ export const FIXTURE = `
   INSERT INTO user_module_roles (user_id, module_id, role) VALUES (102, 201, 'Lecturer'), (103, 201, 'Student');
   INSERT INTO webhooks (id, url, types, description, secret) OVERRIDING SYSTEM VALUE VALUES
     (301, 'https://hooks.example.org/a', '{module.created}', 'Example', 'whsec_example');
+  INSERT INTO integration_tokens (id, name, scopes, token_hash) OVERRIDING SYSTEM VALUE VALUES
+    (401, 'Entra ID', '{scim}', '\\x0101010101010101010101010101010101010101010101010101010101010101');
 `;
 
 const PAGING = { page: 3, perPage: 10, offset: 20 };
@@ -259,6 +266,7 @@ export const EXAMPLES = {
             username: 'ada',
             email: 'example',
             admin: true,
+            active: false,
             sort: [{ column: 'u.email', descending: true }],
             paging: PAGING,
           },
@@ -286,13 +294,40 @@ export const EXAMPLES = {
     insertMany: {
       args: [
         [
-          { username: 'finn', email: 'finn@example.org', passwordHash: 'hash-f', admin: false },
-          { username: 'gina', email: 'gina@example.org', passwordHash: null, admin: true },
+          { username: 'finn', email: 'finn@example.org', passwordHash: 'hash-f', admin: false, active: true },
+          {
+            username: 'gina',
+            email: 'gina@example.org',
+            passwordHash: null,
+            admin: true,
+            givenName: 'Gina',
+            familyName: 'Ross',
+            displayName: 'Gina Ross',
+            externalId: 'G-1',
+            active: false,
+          },
         ],
         TX,
       ],
     },
     storedIdentities: { args: [['Ada', 'Zed'], ['Carla@example.org']] },
+    importMatches: {
+      args: [['Ada', 'Zed'], ['Carla@example.org'], ['0f8fad5b-d9cb-469f-a165-70867728950e']],
+    },
+    updatePeopleFields: {
+      args: [
+        [
+          { id: 102, changes: { givenName: 'Brian', familyName: null, displayName: 'Brian B.' } },
+          { id: 103, changes: { externalId: 'C-103', active: false } },
+        ],
+        AT,
+        TX,
+      ],
+      extra: {
+        'whether each entry sets given_name, family_name, display_name': [true, false],
+        'whether each entry sets external_id, active': [false, true],
+      },
+    },
     update: {
       args: [
         '102',
@@ -318,6 +353,57 @@ export const EXAMPLES = {
       label: 'Users exist already: nothing is inserted',
       args: [{ username: 'root', email: 'root@example.org', passwordHash: 'hash-root' }],
     },
+  },
+
+  ScimUsersRepository: {
+    page: [
+      { label: 'No filter: every user, by id', args: [[], 20, 10] },
+      {
+        label: 'Every kind of filter term, joined by and',
+        args: [
+          [
+            { attribute: 'userName', value: 'Ada' },
+            { attribute: 'email', value: 'ADA@example.org' },
+            { attribute: 'externalId', value: 'E-101' },
+            { attribute: 'id', value: '101' },
+          ],
+          0,
+          100,
+        ],
+        extra: {
+          "the userName term's value": 'Ada',
+          "the email term's value": 'ADA@example.org',
+          "the externalId term's value": 'E-101',
+          "the id term's value": '101',
+        },
+      },
+      {
+        label: 'An id that is no user id (a GUID): matches nobody',
+        args: [[{ attribute: 'id', value: 'f3b6' }], 0, 5],
+      },
+    ],
+    clashes: [
+      { label: 'On create', args: ['Ada', 'ada@example.org', 'E-101', null] },
+      { label: 'On a change of user 102', args: ['Brian', 'brian@example.org', null, '102'] },
+    ],
+  },
+
+  TokensRepository: {
+    insert: {
+      args: [
+        {
+          name: 'LMS feed',
+          scopes: ['events'],
+          tokenHash: Buffer.alloc(32, 2),
+          expiresAt: LATER,
+        },
+        TX,
+      ],
+    },
+    listActive: { args: [] },
+    revoke: { args: ['401', TX] },
+    findByHash: { args: [Buffer.alloc(32, 1)] },
+    touch: { args: [401] },
   },
 
   WebhooksRepository: {

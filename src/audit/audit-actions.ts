@@ -24,11 +24,13 @@ export const AUDIT_ACTIONS = [
   'webhook.update',
   'webhook.delete',
   'webhook.disable',
+  'token.create',
+  'token.revoke',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export type AuditTargetType = 'module' | 'user' | 'webhook';
+export type AuditTargetType = 'module' | 'user' | 'webhook' | 'token';
 
 export const INVALID_AUDIT_ACTION_MESSAGE = 'Invalid audit action';
 

@@ -10,7 +10,7 @@ import {
 } from './audit-actions.js';
 import { type AuditFilter } from './audit.repository.js';
 
-const TARGET_TYPES: readonly AuditTargetType[] = ['module', 'user', 'webhook'];
+const TARGET_TYPES: readonly AuditTargetType[] = ['module', 'user', 'webhook', 'token'];
 /** RFC 3339 date-time: a date, `T`, a time with optional fraction, and `Z` or an offset. */
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 

@@ -25,7 +25,12 @@ const AuditEventSchema = schema('AuditEvent', {
     at: { type: 'string', format: 'date-time', example: '2026-11-21T08:41:00.123Z' },
     actor_id: { type: 'integer', format: 'int64', nullable: true, example: 1 },
     action: { type: 'string', enum: [...AUDIT_ACTIONS], example: 'module.update' },
-    target_type: { type: 'string', enum: ['module', 'user', 'webhook'], nullable: true, example: 'module' },
+    target_type: {
+      type: 'string',
+      enum: ['module', 'user', 'webhook', 'token'],
+      nullable: true,
+      example: 'module',
+    },
     target_ids: { type: 'array', items: { type: 'integer', format: 'int64' }, example: [7] },
     summary: {
       type: 'object',
@@ -75,7 +80,7 @@ export class AuditController {
     name: 'target_type',
     required: false,
     description: 'Only events about this kind of resource.',
-    schema: { type: 'string', enum: ['module', 'user', 'webhook'] },
+    schema: { type: 'string', enum: ['module', 'user', 'webhook', 'token'] },
   })
   @idQuery('target_id', 'Only events naming this id among their targets.')
   @timeQuery('from', 'Only events at or after this time (RFC 3339).')
@@ -95,7 +100,7 @@ export class AuditController {
       'per_page must be an integer',
       'actor_id must be a positive integer',
       INVALID_AUDIT_ACTION_MESSAGE,
-      'target_type must be one of module, user, webhook',
+      'target_type must be one of module, user, webhook, token',
       'target_id must be a positive integer',
       'from must be an RFC 3339 timestamp',
       'to must be an RFC 3339 timestamp',

@@ -7,6 +7,8 @@ import { type RequestContext } from './audit-actions.js';
 export const RequestCtx = createParamDecorator(
   (_data: unknown, context: ExecutionContext): RequestContext => {
     const request = context.switchToHttp().getRequest<FastifyRequest & { user?: AuthUser }>();
-    return { actorId: request.user?.id ?? null, requestId: request.id, clientIp: request.ip };
+    // An integration token is no person: its writes have a null actor (docs/api.md §14).
+    const actorId = request.user?.integration ? null : (request.user?.id ?? null);
+    return { actorId, requestId: request.id, clientIp: request.ip };
   },
 );

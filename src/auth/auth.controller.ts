@@ -3,7 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { ApiAuthenticated, ApiErrors, ApiOk } from '../openapi/openapi.js';
-import { UserSummarySchema } from '../users/user.schemas.js';
+import { UserAccountSchema } from '../users/user.schemas.js';
 import { SessionSchema, SignInOptionsSchema } from './auth.schemas.js';
 import { CurrentUser, type AuthUser, Public, ResponseMessage } from '../core/decorators.js';
 import { AuthService, type Session, type SignInOptions } from './auth.service.js';
@@ -11,7 +11,7 @@ import { ChangePasswordDto, CURRENT_PASSWORD_MESSAGE } from './dto/change-passwo
 import { LOGIN_PASSWORD_MESSAGE, LOGIN_USERNAME_MESSAGE, LoginDto } from './dto/login.dto.js';
 import { LoginThrottleGuard } from './login-throttle.guard.js';
 import { PasswordLoginGuard } from './password-login.guard.js';
-import { type UserSummary } from '../users/user.mapper.js';
+import { type UserAccount } from '../users/user.mapper.js';
 import { MALFORMED_JSON_MESSAGE, UNSUPPORTED_CONTENT_TYPE_MESSAGE } from '../core/errors.js';
 import {
   INVALID_CREDENTIALS_MESSAGE,
@@ -60,8 +60,8 @@ export class AuthController {
   @ResponseMessage('User retrieved successfully')
   @ApiOperation({ summary: 'The signed-in user' })
   @ApiAuthenticated()
-  @ApiOk(200, 'User retrieved successfully', UserSummarySchema)
-  me(@CurrentUser() user: AuthUser): Promise<UserSummary> {
+  @ApiOk(200, 'User retrieved successfully', UserAccountSchema)
+  me(@CurrentUser() user: AuthUser): Promise<UserAccount> {
     return this.auth.me(user.id);
   }
 

@@ -5,6 +5,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { type AppConfig } from '../config/app-config.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { UsersModule } from '../users/users.module.js';
+import { TokensModule } from '../tokens/tokens.module.js';
 import { AdminBootstrap } from './admin-bootstrap.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
@@ -25,6 +26,7 @@ import { EventsModule } from '../events/events.module.js';
 @Module({
   imports: [
     UsersModule,
+    TokensModule,
     AuditModule,
     EventsModule,
     PassportModule,

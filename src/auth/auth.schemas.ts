@@ -1,7 +1,7 @@
 /** The Session resource as a response schema (see openapi/openapi.ts). */
 import { timestamp } from '../openapi/common.js';
 import { schema } from '../openapi/openapi.js';
-import { UserSummarySchema } from '../users/user.schemas.js';
+import { UserAccountSchema } from '../users/user.schemas.js';
 
 export const SessionSchema = schema('Session', {
   type: 'object',
@@ -10,7 +10,7 @@ export const SessionSchema = schema('Session', {
   properties: {
     token: { type: 'string', description: 'HS256 JWT; send as `Authorization: Bearer <token>`.' },
     expires_at: timestamp,
-    user: UserSummarySchema,
+    user: UserAccountSchema,
   },
 });
 

@@ -4,7 +4,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
 import { ChangeEventsService } from '../events/change-events.service.js';
 import { AuthenticationRequired } from '../core/errors.js';
-import { toUserSummary, type UserSummary } from '../users/user.mapper.js';
+import { toUserAccount, type UserAccount } from '../users/user.mapper.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { type AppConfig } from '../config/app-config.js';
@@ -31,7 +31,7 @@ import { UserAccessCache } from '../users/user-access.cache.js';
 const ADMIT_WAIT_MS = 10_000;
 
 export interface Session extends IssuedToken {
-  user: UserSummary;
+  user: UserAccount;
 }
 
 /** `GET /api/auth/config`: how a web client signs people in. */
@@ -133,7 +133,8 @@ export class AuthService {
       // An unknown username is verified against a decoy hash, so both failures take the same time.
       // A user created by single sign-on has no password: verified against the decoy, like an unknown username.
       const valid = await this.hasher.verify(user?.passwordHash ?? undefined, password);
-      if (!user || !valid) {
+      // An inactive user (docs/api.md §14) fails like a wrong password, after the same work.
+      if (!user || !valid || !user.active) {
         failed = true;
         await this.audit.record(undefined, context, {
           action: 'auth.login_failed',
@@ -144,7 +145,7 @@ export class AuthService {
         });
         throw new InvalidCredentials();
       }
-      return { ...this.tokens.issue(user), user: toUserSummary(user) };
+      return { ...this.tokens.issue(user), user: toUserAccount(user) };
     } finally {
       // A wrong password turns its place into a failure; anything else (success, a database error) frees it.
       if (failed) await this.throttle.fail(attempt);
@@ -152,10 +153,10 @@ export class AuthService {
     }
   }
 
-  async me(userId: number): Promise<UserSummary> {
+  async me(userId: number): Promise<UserAccount> {
     const user = await this.users.findById(userId);
     if (!user) throw new AuthenticationRequired();
-    return toUserSummary(user);
+    return toUserAccount(user);
   }
 
   /**
@@ -196,12 +197,12 @@ export class AuthService {
           targetIds: [userId],
         });
         // The User summary's updated_at moved.
-        await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserSummary(row) }]);
+        await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserAccount(row) }]);
       }
       return row;
     });
     if (!updated) throw new AuthenticationRequired();
     this.access.invalidate(userId);
-    return { ...this.tokens.issue(updated, changedAt), user: toUserSummary(updated) };
+    return { ...this.tokens.issue(updated, changedAt), user: toUserAccount(updated) };
   }
 }

@@ -14,6 +14,8 @@ import { IDP_CLOCK_TOLERANCE_S, IdpTokens } from './idp-tokens.js';
 import { jwtKey } from './jwt-key.js';
 import { SsoIdentities } from './sso-identities.js';
 import { UserAccessCache } from '../users/user-access.cache.js';
+import { IntegrationTokenCheck } from '../tokens/integration-token.check.js';
+import { TOKEN_PREFIX } from '../tokens/token-text.js';
 
 interface Claims {
   sub?: unknown;
@@ -52,6 +54,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') implements Re
     private readonly idp: IdpTokens,
     private readonly identities: SsoIdentities,
     private readonly clock: Clock,
+    private readonly integrationTokens: IntegrationTokenCheck,
   ) {
     super({
       jwtFromRequest: bearerToken,
@@ -85,6 +88,8 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') implements Re
   remembered(request: BearerRequest): Promise<AuthUser> | undefined {
     const token = bearerToken(request);
     if (token === null) return undefined;
+    // An integration token (docs/api.md §14) is no JWT: checked by its hash, never by passport.
+    if (token.startsWith(TOKEN_PREFIX)) return this.integrationTokens.caller(token);
     const claims = this.verified.get(token);
     if (claims !== undefined) {
       if (typeof claims.exp === 'number' && this.nowSeconds() >= claims.exp) {

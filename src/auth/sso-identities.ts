@@ -8,7 +8,7 @@ import { type AppConfig } from '../config/app-config.js';
 import { InvalidToken } from '../core/errors.js';
 import { Transactions } from '../database/transactions.js';
 import { ChangeEventsService } from '../events/change-events.service.js';
-import { toUserSummary } from '../users/user.mapper.js';
+import { toUserAccount } from '../users/user.mapper.js';
 import { USERNAME_PATTERN } from '../users/user-rules.js';
 import { type SsoCandidate, UsersRepository } from '../users/users.repository.js';
 import { NoAccountForIdentity } from './auth.errors.js';
@@ -119,7 +119,7 @@ export class SsoIdentities {
             summary: { username: user.username, via: 'sso' },
           },
         );
-        await this.changeEvents.record(transaction, [{ type: 'user.created', data: toUserSummary(user) }]);
+        await this.changeEvents.record(transaction, [{ type: 'user.created', data: toUserAccount(user) }]);
       }
       return user;
     });

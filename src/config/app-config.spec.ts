@@ -113,6 +113,10 @@ describe('loadConfig', () => {
     });
   });
 
+  it("takes an ADMIN_USERNAME under the user routes' rule, an identity provider's e-mail-shaped name included", () => {
+    expect(loadConfig({ ADMIN_USERNAME: 'it.admin+ops@uni.edu' }).adminUsername).toBe('it.admin+ops@uni.edu');
+  });
+
   it.each([
     [{ PORT: '70000' }, 'PORT'],
     [{ PORT: '-1' }, 'PORT'],
@@ -123,6 +127,7 @@ describe('loadConfig', () => {
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
     [{ CORS_ORIGINS: 'example.edu' }, 'CORS_ORIGINS'],
     [{ ADMIN_USERNAME: 'a' }, 'ADMIN_USERNAME'],
+    [{ ADMIN_USERNAME: 'u'.repeat(129) }, 'ADMIN_USERNAME'],
     [{ ADMIN_EMAIL: 'nope' }, 'ADMIN_EMAIL'],
     [{ ADMIN_PASSWORD: 'short' }, 'ADMIN_PASSWORD'],
     [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY'],

@@ -71,6 +71,11 @@ export interface AppConfig {
    * the service; the tests turn it off unless a test asks for it (test/support/app.ts).
    */
   backgroundWorkers: boolean;
+  /** SCIM 2.0 provisioning under /api/scim/v2 (docs/provisioning.md); off: those paths are unknown routes. */
+  scimEnabled: boolean;
+  /** The service's public origin (`https://modules.uni.edu`) for absolute URLs such as SCIM's `Location`;
+   * unset: taken from each request's scheme and host. */
+  publicBaseUrl: string | undefined;
 }
 
 /** Single sign-on: this service as a resource server of the university's identity provider. */
@@ -264,8 +269,12 @@ export function loadConfig(env: Env): AppConfig {
   }
 
   const adminUsername = read(env, 'ADMIN_USERNAME') ?? 'admin';
-  if (!/^[A-Za-z0-9._-]{3,64}$/.test(adminUsername)) {
-    throw new ConfigError('ADMIN_USERNAME', "must be 3-64 characters of letters, digits, '.', '_' or '-'");
+  // The username rule of docs/api.md §5 (users/user-rules.ts), which config/ cannot import.
+  if (!/^[A-Za-z0-9._@+-]{3,128}$/.test(adminUsername)) {
+    throw new ConfigError(
+      'ADMIN_USERNAME',
+      "must be 3-128 characters of letters, digits, '.', '_', '-', '@' or '+'",
+    );
   }
   const adminEmail = (read(env, 'ADMIN_EMAIL') ?? 'admin@localhost').toLowerCase();
   if (!/^[^\s@]+@[^\s@]+$/.test(adminEmail)) {
@@ -380,7 +389,31 @@ export function loadConfig(env: Env): AppConfig {
     oidc: loadOidcSettings(env),
     userCacheTtlMs: int(env, 'USER_CACHE_TTL_MS', 5000, 0, 5000),
     backgroundWorkers: true,
+    scimEnabled: bool(env, 'SCIM_ENABLED', false),
+    publicBaseUrl: publicBaseUrl(env),
   };
+}
+
+/** `PUBLIC_BASE_URL`: an http(s) origin with an optional path prefix, kept without its trailing slash. */
+function publicBaseUrl(env: Env): string | undefined {
+  const raw = read(env, 'PUBLIC_BASE_URL');
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('PUBLIC_BASE_URL', `must be a URL such as https://modules.uni.edu (got "${raw}")`);
+  }
+  if (
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    url.username !== '' ||
+    url.password !== ''
+  ) {
+    throw new ConfigError('PUBLIC_BASE_URL', 'must be an http(s) URL without query, fragment or credentials');
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 }
 
 function loadOidcSettings(env: Env): OidcSettings | undefined {

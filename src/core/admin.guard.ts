@@ -12,6 +12,8 @@ export class AdminGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     if (!routeMetadata(this.reflector, context).adminOnly) return true;
     const user = context.switchToHttp().getRequest<{ user?: AuthUser }>().user;
+    // An integration token got here only on a route that accepts its scope (JWT guard).
+    if (user?.integration) return true;
     if (!user?.admin) throw new PermissionDenied();
     return true;
   }

@@ -1,4 +1,6 @@
 import { type FastifyInstance } from 'fastify';
+import { MALFORMED_JSON_MESSAGE } from './errors.js';
+import { ownAnswersOf } from './own-answers.js';
 
 /** Deeper than any body the API takes (a bulk user list is 3 levels). */
 const JSON_MAX_DEPTH = 32;
@@ -36,7 +38,9 @@ export function boundJsonBodies(fastify: FastifyInstance): void {
   fastify.addHook('preValidation', (request, reply, done) => {
     // Only what JSON.parse builds: a CSV upload's body is a stream, whose internals are no JSON at all.
     if (isParsedJson(request.body) && !withinJsonBounds(request.body)) {
-      void reply.code(400).send({ success: false, data: null, message: 'Malformed JSON body' });
+      const own = ownAnswersOf(request)?.error(400, MALFORMED_JSON_MESSAGE, undefined);
+      if (own) void reply.code(400).type(own.contentType).send(own.body);
+      else void reply.code(400).send({ success: false, data: null, message: MALFORMED_JSON_MESSAGE });
       return;
     }
     done();

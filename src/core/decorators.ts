@@ -5,6 +5,7 @@ export const IS_PUBLIC = 'isPublic';
 export const IS_ADMIN_ONLY = 'isAdminOnly';
 export const RESPONSE_MESSAGE = 'responseMessage';
 export const FAILURE_MESSAGE = 'failureMessage';
+export const INTEGRATION_ACCESS = 'integrationAccess';
 
 /** Opens a route to callers without a token (the global JWT guard closes every other). */
 export const Public = () => SetMetadata(IS_PUBLIC, true);
@@ -18,11 +19,34 @@ export const ResponseMessage = (message: string) => SetMetadata(RESPONSE_MESSAGE
 /** The 500 message of this route when the database (or anything unexpected) fails. */
 export const FailureMessage = (message: string) => SetMetadata(FAILURE_MESSAGE, message);
 
+/**
+ * Where integration tokens (docs/api.md §14) are accepted: a route marked with a scope lets a token holding it
+ * through (as an administrator would be). A token lacking the scope gets `wrongScope` (default 401 `Invalid or
+ * expired token`); `only` refuses every other token (a user's) with 401 `Invalid or expired token`. Integration
+ * tokens on any unmarked route: 401 `Invalid or expired token`.
+ */
+export interface IntegrationAccess {
+  scope: string;
+  only?: boolean;
+  wrongScope?: () => Error;
+}
+
+export const IntegrationTokens = (access: IntegrationAccess) => SetMetadata(INTEGRATION_ACCESS, access);
+
+/** An integration token's part of the caller. */
+export interface IntegrationCaller {
+  tokenId: number;
+  scopes: readonly string[];
+}
+
 /** The authenticated caller as the JWT guard established it. */
 export interface AuthUser {
+  /** 0 for an integration token (no person). */
   id: number;
   /** True only when both the token's claim and the stored flag say admin. */
   admin: boolean;
+  /** Set when the caller is an integration token rather than a person. */
+  integration?: IntegrationCaller;
 }
 
 export const CurrentUser = createParamDecorator((_data: unknown, context: ExecutionContext): AuthUser => {

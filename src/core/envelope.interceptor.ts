@@ -34,14 +34,14 @@ export class EnvelopeInterceptor implements NestInterceptor {
   constructor(private readonly reflector: Reflector) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const { message, failure } = routeMetadata(this.reflector, context);
+    const { message, failure, bare } = routeMetadata(this.reflector, context);
     const handled = next.handle();
     return new Observable((subscriber) =>
       handled.subscribe({
         next: (result: unknown) => {
           let wrapped: unknown;
           try {
-            wrapped = wrap(result, message, context);
+            wrapped = bare ? result : wrap(result, message, context);
           } catch (error) {
             subscriber.error(error instanceof AppError ? error : new InternalFailure(failure, error));
             return;

@@ -1,6 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppError, INTERNAL_ERROR_MESSAGE, InternalFailure } from './errors.js';
+import { ownAnswersOf } from './own-answers.js';
 
 interface FrameworkError {
   code?: string;
@@ -60,6 +61,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   catch(error: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const request = host.switchToHttp().getRequest<FastifyRequest | undefined>();
     const { status, message, data } = toErrorResponse(error);
     if (status >= 500) {
       const cause = error instanceof InternalFailure ? error.reason : error;
@@ -74,9 +76,16 @@ export class AllExceptionsFilter implements ExceptionFilter {
               stack: cause.stack,
             }
           : { message: String(cause) };
-      const log = host.switchToHttp().getRequest<FastifyRequest | undefined>()?.log ?? undefined;
+      const log = request?.log ?? undefined;
       if (log) log.error({ err }, 'Request failed');
       else this.logger.error(err.message, 'stack' in err ? err.stack : undefined);
+    }
+    // The one exception to the envelope: a route with answers of its own (SCIM, docs/api.md §14).
+    const own = ownAnswersOf(request);
+    if (own !== undefined) {
+      const answer = own.error(status, message, error);
+      void reply.status(status).type(answer.contentType).send(answer.body);
+      return;
     }
     void reply.status(status).send({ success: false, data, message });
   }

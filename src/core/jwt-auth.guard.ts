@@ -2,7 +2,7 @@ import { type ExecutionContext, Injectable, type OnModuleInit } from '@nestjs/co
 import { ModuleRef, Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import { type FastifyRequest } from 'fastify';
-import { type AuthUser } from './decorators.js';
+import { type AuthUser, type IntegrationAccess } from './decorators.js';
 import { AppError, AuthenticationRequired, InvalidToken } from './errors.js';
 import { RememberedBearer } from './remembered-bearer.js';
 import { routeMetadata } from './route-metadata.js';
@@ -73,7 +73,19 @@ export class JwtAuthGuard extends AuthGuard('jwt') implements OnModuleInit {
     const log = context.switchToHttp().getRequest<FastifyRequest>().log as FastifyRequest['log'] & {
       setBindings?: (bindings: Record<string, unknown>) => void;
     };
-    log.setBindings?.({ userId: (user as unknown as AuthUser).id });
+    const caller = user as unknown as AuthUser;
+    checkIntegrationAccess(caller, routeMetadata(this.reflector, context).integration);
+    log.setBindings?.(caller.integration ? { tokenId: caller.integration.tokenId } : { userId: caller.id });
     return user;
   }
+}
+
+/** Integration tokens only where their scope applies, and user tokens not on routes only for them (§14). */
+function checkIntegrationAccess(caller: AuthUser, access: IntegrationAccess | undefined): void {
+  if (caller.integration === undefined) {
+    if (access?.only) throw new InvalidToken();
+    return;
+  }
+  if (access === undefined) throw new InvalidToken();
+  if (!caller.integration.scopes.includes(access.scope)) throw access.wrongScope?.() ?? new InvalidToken();
 }

@@ -1,7 +1,15 @@
 import { type ExecutionContext } from '@nestjs/common';
 import { type Reflector } from '@nestjs/core';
-import { FAILURE_MESSAGE, IS_ADMIN_ONLY, IS_PUBLIC, RESPONSE_MESSAGE } from './decorators.js';
+import {
+  FAILURE_MESSAGE,
+  INTEGRATION_ACCESS,
+  type IntegrationAccess,
+  IS_ADMIN_ONLY,
+  IS_PUBLIC,
+  RESPONSE_MESSAGE,
+} from './decorators.js';
 import { INTERNAL_ERROR_MESSAGE } from './errors.js';
+import { OWN_ANSWERS } from './own-answers.js';
 
 /** What the guards and the envelope read of a route's decorators. */
 export interface RouteMetadata {
@@ -11,6 +19,10 @@ export interface RouteMetadata {
   message: string;
   /** The 500 message of an unexpected failure. */
   failure: string;
+  /** Where integration tokens are accepted; undefined: nowhere on this route. */
+  integration: IntegrationAccess | undefined;
+  /** The route answers without the envelope (own-answers.ts). */
+  bare: boolean;
 }
 
 /**
@@ -29,6 +41,8 @@ export function routeMetadata(reflector: Reflector, context: ExecutionContext): 
       adminOnly: reflector.getAllAndOverride<boolean | undefined>(IS_ADMIN_ONLY, targets) === true,
       message: reflector.get<string | undefined>(RESPONSE_MESSAGE, handler) ?? 'OK',
       failure: reflector.get<string | undefined>(FAILURE_MESSAGE, handler) ?? INTERNAL_ERROR_MESSAGE,
+      integration: reflector.getAllAndOverride<IntegrationAccess | undefined>(INTEGRATION_ACCESS, targets),
+      bare: reflector.get<unknown>(OWN_ANSWERS, handler) !== undefined,
     };
     byHandler.set(handler, metadata);
   }

@@ -97,6 +97,8 @@ export function personnelExportQuery(filter: PersonnelFilter): SqlQuery {
 export function eligibleUsersQuery(filter: ModuleUserListFilter): SqlQuery {
   const params = new SqlParams();
   const conditions = [
+    // Inactive users are left out (docs/api.md §14).
+    'u.active',
     `NOT EXISTS (SELECT 1 FROM user_module_roles r WHERE r.user_id = u.id AND r.module_id = ${params.add(filter.moduleId)})`,
     ...userTextCondition(params, filter.query),
   ];
@@ -116,7 +118,8 @@ export function eligibleUsersQuery(filter: ModuleUserListFilter): SqlQuery {
  * are USER_SUMMARY_FIELDS', module.mapper.spec.ts).
  */
 export const USER_SUMMARY_JSON = `(SELECT row_to_json(x)::text FROM (
-    SELECT u.id, u.username, u.email, u.admin, ${isoTimestampText('u.created_at')} AS created_at,
+    SELECT u.id, u.username, u.email, u.given_name, u.family_name, u.display_name, u.active, u.admin,
+           ${isoTimestampText('u.created_at')} AS created_at,
            ${isoTimestampText('u.updated_at')} AS updated_at,
            CASE WHEN u.avatar_key <> '' THEN '/api/users/' || u.id || '/avatar' END AS avatar_url) x)`;
 

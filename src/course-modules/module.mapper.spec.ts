@@ -1,5 +1,10 @@
 import { namedSchemas } from '../openapi/openapi.js';
-import { toUserSummary, USER_SUMMARY_FIELDS } from '../users/user.mapper.js';
+import {
+  toUserAccount,
+  toUserSummary,
+  USER_ACCOUNT_FIELDS,
+  USER_SUMMARY_FIELDS,
+} from '../users/user.mapper.js';
 import '../users/user.schemas.js';
 import { moduleJson } from './course-modules.repository.js';
 import { MODULE_FIELDS, type ModuleSource, toModuleResponse } from './module.mapper.js';
@@ -66,6 +71,11 @@ describe('one User summary shape', () => {
       id: 3,
       username: 'ada',
       email: 'ada@example.org',
+      givenName: 'Ada',
+      familyName: 'Lovelace',
+      displayName: null,
+      externalId: 'x-1',
+      active: true,
       admin: false,
       createdAt: at,
       updatedAt: at,
@@ -75,5 +85,9 @@ describe('one User summary shape', () => {
     expect(jsonKeys(USER_SUMMARY_JSON)).toEqual(USER_SUMMARY_FIELDS);
     expect(schemaOf('UserSummary').required).toEqual(USER_SUMMARY_FIELDS);
     expect(Object.keys(schemaOf('UserSummary').properties)).toEqual(USER_SUMMARY_FIELDS);
+    // The admin shape: the same fields in the same order, then external_id.
+    expect(Object.keys(toUserAccount(user))).toEqual(USER_ACCOUNT_FIELDS);
+    expect(schemaOf('UserAccount').required).toEqual(USER_ACCOUNT_FIELDS);
+    expect(Object.keys(schemaOf('UserAccount').properties)).toEqual(USER_ACCOUNT_FIELDS);
   });
 });

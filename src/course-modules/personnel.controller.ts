@@ -5,7 +5,7 @@ import { RequestCtx } from '../audit/request-context.decorator.js';
 import { type AuthUser, CurrentUser } from '../core/decorators.js';
 import { type Query as QueryParams } from '../core/query.js';
 import { type UserSummary } from '../users/user.mapper.js';
-import { UserListSchema } from '../users/user.schemas.js';
+import { UserSummaryListSchema } from '../users/user.schemas.js';
 import { PersonnelAssignBodyDto, PersonnelBodyDto } from './dto/personnel-body.dto.js';
 import { membershipChangeOf } from './dto/membership-fields.js';
 import { readUserListParams } from './list-params.js';
@@ -44,8 +44,11 @@ export class PersonnelController {
   @Get('eligible')
   @ApiModuleUserList(
     'Eligible users retrieved successfully',
-    { summary: 'List users holding no role in a module', description: 'For admins and staff of the module.' },
-    UserListSchema,
+    {
+      summary: 'List active users holding no role in a module',
+      description: 'For admins and staff of the module. Inactive users are left out.',
+    },
+    UserSummaryListSchema,
   )
   eligible(
     @ModuleIdParam() id: string,

@@ -108,10 +108,10 @@ describe('user list queries', () => {
     expect(params).toEqual(['9', 'Tutor', '%ann%', 10, 10]);
   });
 
-  it('finds eligible users as those with no role in the module', () => {
+  it('finds eligible users as the active ones with no role in the module', () => {
     const { sql, params } = eligibleUsersQuery({ moduleId: '9', sort: [], paging });
     expect(squash(sql)).toContain(
-      'WHERE NOT EXISTS (SELECT 1 FROM user_module_roles r WHERE r.user_id = u.id AND r.module_id = $1)',
+      'WHERE u.active AND NOT EXISTS (SELECT 1 FROM user_module_roles r WHERE r.user_id = u.id AND r.module_id = $1)',
     );
     expect(params).toEqual(['9', 10, 10]);
   });

@@ -18,8 +18,12 @@ function counted(row: Buffer, count: number) {
   return { source: Readable.from(source()), state };
 }
 
-const read = (text: string | Buffer, optional: readonly 'admin'[] = []) =>
-  readCsv(chunks(text), ['username', 'email'] as const, optional);
+/** The rows' lines and cells (which optional columns the header lacks is tested on its own). */
+const read = async (text: string | Buffer, optional: readonly 'admin'[] = []) =>
+  (await readCsv(chunks(text), ['username', 'email'] as const, optional)).map(({ line, cells }) => ({
+    line,
+    cells,
+  }));
 
 describe(readCsv.name, () => {
   it('reads rows by column name, case-insensitively and in any order, with their line numbers', async () => {
@@ -106,7 +110,20 @@ describe(readCsv.name, () => {
       'username',
       'email',
     ]);
-    expect(rows).toEqual([{ line: 2, cells: { username: 'ada', email: 'ada@example.edu' } }]);
+    expect(rows).toEqual([
+      { line: 2, cells: { username: 'ada', email: 'ada@example.edu' }, absent: new Set() },
+    ]);
+  });
+
+  it('tells the optional columns the header lacks from present but empty ones, one set for every row', async () => {
+    const rows = await readCsv(
+      chunks('username,email,admin\nada,ada@example.edu,\nbob,bob@example.edu,\n'),
+      ['username', 'email'],
+      ['admin', 'password'],
+    );
+    expect(rows[0].absent).toEqual(new Set(['password']));
+    expect(rows[1].absent).toBe(rows[0].absent);
+    expect(rows[0].cells).toEqual({ username: 'ada', email: 'ada@example.edu', admin: '', password: '' });
   });
 
   it('refuses a file without the required columns, naming the first missing', async () => {

@@ -18,6 +18,8 @@ import {
 export interface CsvRow<C extends string> {
   line: number;
   cells: Record<C, string>;
+  /** The optional columns the header lacks (their cells read as ''), one set shared by every row. */
+  absent?: ReadonlySet<C>;
 }
 
 /** The header line is looked at for its delimiter; one longer than this is read as comma-separated. */
@@ -89,6 +91,7 @@ export async function readCsv<R extends string, O extends string = never>(
   const columns = new Map<string, number>();
   const rows: CsvRow<R | O>[] = [];
   let header = true;
+  let absent: ReadonlySet<O> = new Set();
   try {
     for await (const { record, info } of parser as AsyncIterable<{
       record: string[];
@@ -103,6 +106,7 @@ export async function readCsv<R extends string, O extends string = never>(
         const missing = required.find((name) => !columns.has(name));
         if (missing !== undefined) throw new MissingColumn(missing);
         for (const name of optional) if (columns.has(name)) present?.add(name);
+        absent = new Set(optional.filter((name) => !columns.has(name)));
         header = false;
         continue;
       }
@@ -114,7 +118,7 @@ export async function readCsv<R extends string, O extends string = never>(
       }
       // The record ends on its end line; line breaks inside quoted fields move its start back.
       const breaks = record.reduce((sum, field) => sum + (field.match(LINE_BREAK)?.length ?? 0), 0);
-      rows.push({ line: (endLines.get(record) ?? info.lines) - breaks, cells });
+      rows.push({ line: (endLines.get(record) ?? info.lines) - breaks, cells, absent });
     }
   } catch (error) {
     // A record over the size limit may be a body over its own: 413 takes precedence, so the rest is counted

@@ -1,6 +1,6 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { AdminOnly, ResponseMessage } from '../core/decorators.js';
+import { AdminOnly, IntegrationTokens, ResponseMessage } from '../core/decorators.js';
 import { type JsonText } from '../core/json-text.js';
 import { ApiErrors, ApiOk, schema } from '../openapi/openapi.js';
 import { type Query as QueryParams } from '../core/query.js';
@@ -65,6 +65,8 @@ export class ChangeEventsController {
   constructor(private readonly changeEvents: ChangeEventsService) {}
 
   @Get()
+  // An LMS reads the feed with an integration token of scope `events` (docs/api.md §14).
+  @IntegrationTokens({ scope: 'events' })
   @ResponseMessage('Events retrieved successfully')
   @ApiOperation({
     summary: 'Follow every change to modules and users, in a fixed order, with a cursor',

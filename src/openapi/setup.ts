@@ -62,15 +62,28 @@ function signInText({ passwordLogin, sso }: DocsSignIn): string {
 }
 
 /** Builds the OpenAPI 3 document from the decorators of every controller. */
+/**
+ * Operations written by hand, added as they are: routes whose bodies are not the envelope (SCIM's), which the
+ * decorators and {@link completeOperations} cannot describe.
+ */
+export interface DocumentAddition {
+  paths: Record<string, unknown>;
+  schemas: Record<string, unknown>;
+}
+
 export function buildOpenApiDocument(
   app: INestApplication,
   signIn: DocsSignIn = { passwordLogin: true },
+  addition?: DocumentAddition,
 ): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setTitle('Module Administration Service')
     .setDescription(
       'Manage course modules and the people in them. Every JSON response is an envelope ' +
-        `\`{ success, data, message }\`. ${signInText(signIn)}`,
+        `\`{ success, data, message }\`. ${signInText(signIn)} ` +
+        'The identity provider can provision people through SCIM 2.0 under `/api/scim/v2` (with ' +
+        '`SCIM_ENABLED=true` and an integration token of scope `scim`): those routes answer SCIM bodies, not the ' +
+        "envelope; setting them up in Entra ID or Okta is described in the repository's `docs/provisioning.md`.",
     )
     .setVersion('1.0.0')
     // Relative: the API is at the same origin as the document, wherever the service is deployed.
@@ -84,7 +97,8 @@ export function buildOpenApiDocument(
     .addTag('Health', 'Probes for Kubernetes')
     .addTag('Audit', 'Who changed what, and when')
     .addTag('Webhooks', 'Signed deliveries of change events to other systems')
-    .addTag('Events', 'Every change to modules and users, in order, for other systems to follow');
+    .addTag('Events', 'Every change to modules and users, in order, for other systems to follow')
+    .addTag('Integration tokens', 'Long-lived tokens for SCIM provisioning and the change feed');
   if (signIn.sso) {
     builder.addSecurity(SSO_SCHEME, {
       type: 'openIdConnect',
@@ -103,6 +117,16 @@ export function buildOpenApiDocument(
     schemas: { ...document.components?.schemas, ...namedSchemas },
   };
   completeOperations(document, handlerAccess(app), signIn.sso !== undefined);
+  if (addition) {
+    document.tags = [
+      ...(document.tags ?? []),
+      { name: 'SCIM', description: 'SCIM 2.0 provisioning (docs/provisioning.md)' },
+    ];
+    Object.assign(document.paths, addition.paths);
+    Object.assign((document.components ??= {}), {
+      schemas: { ...document.components.schemas, ...addition.schemas },
+    });
+  }
   return document;
 }
 
@@ -325,9 +349,13 @@ function uiInitScript(document: OpenAPIObject, signIn: DocsSignIn): string {
  * the Nest guards). The UI's files are served here rather than by SwaggerModule, whose @fastify/static needs an
  * ES-module-only dependency that Jest's module loader cannot require.
  */
-export function setupOpenApi(app: INestApplication, signIn: DocsSignIn = { passwordLogin: true }): void {
+export function setupOpenApi(
+  app: INestApplication,
+  signIn: DocsSignIn = { passwordLogin: true },
+  addition?: DocumentAddition,
+): void {
   let document: OpenAPIObject | undefined;
-  const getDocument = () => (document ??= buildOpenApiDocument(app, signIn));
+  const getDocument = () => (document ??= buildOpenApiDocument(app, signIn, addition));
   SwaggerModule.setup(DOCS_PATH, app, getDocument, {
     useGlobalPrefix: false,
     ui: false,

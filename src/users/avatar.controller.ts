@@ -13,10 +13,10 @@ import {
   TOO_MANY_FILES_MESSAGE,
   UnsupportedContentType,
 } from '../uploads/upload.errors.js';
-import { UserSummarySchema } from './user.schemas.js';
+import { UserAccountSchema } from './user.schemas.js';
 import { type ImageType } from './image-type.js';
 import { AvatarService } from './avatar.service.js';
-import { type UserSummary } from './user.mapper.js';
+import { type UserAccount } from './user.mapper.js';
 import { REQUEST_BODY_TOO_LARGE_MESSAGE, UNSUPPORTED_CONTENT_TYPE_MESSAGE } from '../core/errors.js';
 import {
   AVATAR_NOT_FOUND_MESSAGE,
@@ -63,7 +63,7 @@ export class AvatarController {
       properties: { file: { type: 'string', format: 'binary', description: 'The image, one part only.' } },
     },
   })
-  @ApiOk(200, 'Avatar uploaded successfully', UserSummarySchema)
+  @ApiOk(200, 'Avatar uploaded successfully', UserAccountSchema)
   @ApiErrors({
     400: [NO_FILE_UPLOADED_MESSAGE, TOO_MANY_FILES_MESSAGE, MALFORMED_MULTIPART_MESSAGE],
     404: [USER_NOT_FOUND_MESSAGE],
@@ -74,7 +74,7 @@ export class AvatarController {
     @Param('user_id', new IdPipe('user_id')) id: string,
     @Req() request: FastifyRequest,
     @RequestCtx() context: RequestContext,
-  ): Promise<UserSummary> {
+  ): Promise<UserAccount> {
     // The content-type middleware has answered anything else already; this covers a parser that disagrees.
     if (!request.isMultipart()) throw new UnsupportedContentType();
     // A body left half-read by an error is drained after the answer (core/early-answers.ts).

@@ -9,7 +9,7 @@ import { ChangeEventsService } from '../events/change-events.service.js';
 import { StorageService } from '../storage/storage.service.js';
 import { avatarFolder } from './avatar-files.js';
 import { receiveAvatar } from './avatar-upload.js';
-import { toUserSummary, type UserSummary } from './user.mapper.js';
+import { toUserAccount, type UserAccount } from './user.mapper.js';
 import { AvatarNotFound, UserNotFound } from './users.errors.js';
 import { UsersRepository } from './users.repository.js';
 
@@ -42,7 +42,7 @@ export class AvatarService {
     userId: string,
     openParts: () => AsyncIterable<Multipart>,
     context: RequestContext,
-  ): Promise<UserSummary> {
+  ): Promise<UserAccount> {
     if (!(await this.users.exists(userId))) throw new UserNotFound();
     const key = `${avatarFolder(userId)}/${randomUUID()}`;
     let stored = false;
@@ -64,12 +64,12 @@ export class AvatarService {
           targetIds: [userId],
           summary: { content_type: contentType, size },
         });
-        await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserSummary(updated) }]);
+        await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserAccount(updated) }]);
         committing = true;
         return updated;
       });
       if (row.previous) await this.removeQuietly(row.previous);
-      return toUserSummary(row);
+      return toUserAccount(row);
     } catch (error) {
       // When COMMIT itself failed (the connection was lost), the user may already point at the new file: it is
       // kept, and the sweep at the next start removes it if the commit did not happen.

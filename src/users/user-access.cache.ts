@@ -14,7 +14,7 @@ interface UserAccess {
 const MAX_ENTRIES = 10_000;
 
 /**
- * The per-request user re-check (exists, admin flag, password-change time), cached for at most
+ * The per-request user re-check (exists and is active, admin flag, password-change time), cached for at most
  * USER_CACHE_TTL_MS (5 s by default; 0 reads the user on every request), timed by the application's
  * {@link Clock}.
  */

@@ -2,18 +2,41 @@ import { type CsvRow } from '../csv/csv-reader.js';
 import {
   CLASH_MESSAGE,
   DUPLICATE_EMAIL_MESSAGE,
+  DUPLICATE_EXTERNAL_ID_MESSAGE,
+  EXTERNAL_ID_CLASH_MESSAGE,
   DUPLICATE_USERNAME_MESSAGE,
   parseAdminCell,
   planUserImport,
   type StoredIdentity,
   type UserImportColumn,
+  USER_IMPORT_OPTIONAL,
+  USER_IMPORT_PEOPLE,
 } from './user-import.js';
 import { ADMIN_MESSAGE, EMAIL_MESSAGE, PASSWORD_MESSAGE, USERNAME_MESSAGE } from './user-rules.js';
 
 /** A data row as the CSV reader gives it; the header is line 1, so the first row is line 2. */
+/** The §14 columns the row's cells name are present in the file, the others absent. */
 function row(line: number, cells: Partial<Record<UserImportColumn, string>>): CsvRow<UserImportColumn> {
-  return { line, cells: { username: '', email: '', admin: '', password: '', ...cells } };
+  const all = { ...Object.fromEntries(USER_IMPORT_OPTIONAL.map((column) => [column, ''])), ...cells };
+  return {
+    line,
+    cells: { username: '', email: '', ...all } as Record<UserImportColumn, string>,
+    absent: new Set(USER_IMPORT_PEOPLE.filter((column) => !(column in cells))),
+  };
 }
+
+/** A stored user with §14's defaults. */
+const storedUser = (id: number, username: string, email: string, fields: Partial<StoredIdentity> = {}) => ({
+  id,
+  username,
+  email,
+  givenName: null,
+  familyName: null,
+  displayName: null,
+  externalId: null,
+  active: true,
+  ...fields,
+});
 
 const ada = (line = 2) => row(line, { username: 'ada', email: 'ada@example.edu' });
 
@@ -33,6 +56,7 @@ describe(planUserImport.name, () => {
         { line: 3, action: 'create', username: 'bob', id: null },
       ],
       created: 2,
+      updated: 0,
       unchanged: 0,
       errors: 0,
       dry_run: false,
@@ -85,7 +109,7 @@ describe(planUserImport.name, () => {
   });
 
   it('leaves a stored user with that username and that email unchanged, with its id', () => {
-    const stored: StoredIdentity[] = [{ id: 41, username: 'ada', email: 'ada@example.edu' }];
+    const stored: StoredIdentity[] = [storedUser(41, 'ada', 'ada@example.edu')];
     const { result, toCreate } = planUserImport(
       [row(2, { username: 'ADA', email: 'Ada@example.edu' })],
       stored,
@@ -98,8 +122,8 @@ describe(planUserImport.name, () => {
 
   it('refuses a row whose username or email belongs to a stored user, or to two different ones', () => {
     const stored: StoredIdentity[] = [
-      { id: 1, username: 'ada', email: 'ada@example.edu' },
-      { id: 2, username: 'bob', email: 'bob@example.edu' },
+      storedUser(1, 'ada', 'ada@example.edu'),
+      storedUser(2, 'bob', 'bob@example.edu'),
     ];
     const outcome = (cells: Partial<Record<UserImportColumn, string>>) =>
       planUserImport([row(7, cells)], stored, false).result;
@@ -116,13 +140,120 @@ describe(planUserImport.name, () => {
   });
 
   it('reports only the field errors of an invalid row that also clashes', () => {
-    const stored: StoredIdentity[] = [{ id: 1, username: 'ada', email: 'ada@example.edu' }];
+    const stored: StoredIdentity[] = [storedUser(1, 'ada', 'ada@example.edu')];
     const { result } = planUserImport(
       [row(2, { username: 'ada', email: 'ada@example.edu', admin: 'perhaps' })],
       stored,
       false,
     );
     expect(result.rows[0]).toMatchObject({ action: 'error', id: null, errors: [ADMIN_MESSAGE] });
+  });
+});
+
+describe(`${planUserImport.name}: the §14 columns`, () => {
+  it('updates a stored user whose §14 columns in the file differ, and only those fields', () => {
+    const stored = [storedUser(41, 'ada', 'ada@example.edu', { givenName: 'Ada', familyName: 'Byron' })];
+    const { result, toUpdate, toCreate } = planUserImport(
+      [
+        row(2, {
+          username: 'ada',
+          email: 'ada@example.edu',
+          given_name: 'Ada',
+          family_name: 'Lovelace',
+          active: 'no',
+        }),
+      ],
+      stored,
+      true,
+    );
+    expect(result.rows).toEqual([{ line: 2, action: 'update', username: 'ada', id: 41 }]);
+    expect(result).toMatchObject({ created: 0, updated: 1, unchanged: 0, errors: 0 });
+    expect(toCreate).toEqual([]);
+    expect(toUpdate.map(({ row: _row, ...update }) => update)).toEqual([
+      {
+        id: 41,
+        username: 'ada',
+        changes: { familyName: 'Lovelace', active: false },
+        before: { familyName: 'Byron', active: true },
+      },
+    ]);
+  });
+
+  it('reads an empty cell as null, and an empty active cell as true', () => {
+    const stored = [storedUser(41, 'ada', 'ada@example.edu', { displayName: 'Ada L.', active: false })];
+    const { toUpdate } = planUserImport(
+      [row(2, { username: 'ada', email: 'ada@example.edu', display_name: '', active: '' })],
+      stored,
+      false,
+    );
+    expect(toUpdate[0].changes).toEqual({ displayName: null, active: true });
+  });
+
+  it('leaves a user unchanged when the file lacks the §14 columns or repeats the stored values', () => {
+    const stored = [storedUser(41, 'ada', 'ada@example.edu', { externalId: 'X-1' })];
+    for (const cells of [{}, { external_id: 'X-1', active: 'true', given_name: '' }]) {
+      const { result } = planUserImport(
+        [row(2, { username: 'ada', email: 'ada@example.edu', ...cells })],
+        stored,
+        false,
+      );
+      expect(result.rows[0].action).toBe('unchanged');
+    }
+  });
+
+  it('refuses an external_id held by another user (case-sensitively) or repeated in the file', () => {
+    const stored = [storedUser(41, 'ada', 'ada@example.edu', { externalId: 'X-1' })];
+    const { result } = planUserImport(
+      [
+        row(2, { username: 'bob', email: 'bob@example.edu', external_id: 'X-1' }),
+        row(3, { username: 'eve', email: 'eve@example.edu', external_id: 'x-1' }),
+        row(4, { username: 'kim', email: 'kim@example.edu', external_id: 'x-1' }),
+      ],
+      stored,
+      false,
+    );
+    expect(result.rows.map((r) => [r.action, r.errors])).toEqual([
+      ['error', [EXTERNAL_ID_CLASH_MESSAGE]],
+      ['create', undefined],
+      ['error', [DUPLICATE_EXTERNAL_ID_MESSAGE]],
+    ]);
+  });
+
+  it("checks the §14 fields with the user routes' messages", () => {
+    const { result } = planUserImport(
+      [
+        row(2, {
+          username: 'ada',
+          email: 'ada@example.edu',
+          given_name: 'g'.repeat(101),
+          display_name: 'd'.repeat(201),
+          external_id: 'e'.repeat(256),
+          active: 'maybe',
+        }),
+      ],
+      [],
+      false,
+    );
+    expect(result.rows[0].errors).toEqual([
+      'given_name must be at most 100 characters',
+      'display_name must be at most 200 characters',
+      'external_id must be 1-255 characters',
+      'active must be a boolean',
+    ]);
+  });
+
+  it('refuses a row that would deactivate the caller', () => {
+    const stored = [storedUser(7, 'admin', 'admin@example.edu')];
+    const { result } = planUserImport(
+      [row(2, { username: 'admin', email: 'admin@example.edu', active: 'false' })],
+      stored,
+      false,
+      7,
+    );
+    expect(result.rows[0]).toMatchObject({
+      action: 'error',
+      errors: ['You cannot deactivate your own account'],
+    });
   });
 });
 

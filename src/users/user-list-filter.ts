@@ -10,21 +10,26 @@ export const USER_LIST_SORT_FIELDS = {
 
 /** The filters, order and page of `GET /api/users` (UsersRepository.page). */
 export interface UserListFilter {
-  /** Username or email contains this text. */
+  /** Username, email, a name or external_id contains this text. */
   query?: string;
   username?: string;
   email?: string;
   admin?: boolean;
+  active?: boolean;
   sort: SortKey[];
   paging: Paging;
 }
 
-/** The filters of `GET /api/users` and its CSV export, read in this order: `query`, `username`, `email`, `admin`. */
+/**
+ * The filters of `GET /api/users` and its CSV export, read in this order: `query`, `username`, `email`, `admin`,
+ * `active`.
+ */
 export function readUserFilters(reader: QueryReader): Omit<UserListFilter, 'sort' | 'paging'> {
   return {
     query: reader.string('query'),
     username: reader.string('username'),
     email: reader.string('email'),
     admin: reader.boolean('admin'),
+    active: reader.boolean('active'),
   };
 }

@@ -3,22 +3,43 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Update
 /**
  * A person who signs in. Usernames and emails are unique ignoring case: the migrations create unique
  * expression indexes on `lower(username)` and `lower(email)`, which the schema builder cannot express, so they
- * are declared by name with `synchronize: false` (the builder neither creates nor drops them).
+ * are declared by name with `synchronize: false` (the builder neither creates nor drops them). `external_id` is
+ * unique as it is (case-sensitive: an identity provider's object id), several nulls allowed.
  */
 @Entity({ name: 'users' })
 @Index('uq_users_username_lower', { synchronize: false })
 @Index('uq_users_email_lower', { synchronize: false })
 @Index('uq_users_sso_identity', { synchronize: false })
+@Index('uq_users_external_id', ['externalId'], { unique: true })
+// A trigram index over the list's searched fields (USER_SEARCH_TEXT, users.repository.ts): an expression again.
+@Index('ix_users_search_trgm', { synchronize: false })
 export class User {
   @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
   id!: number;
 
-  @Column({ type: 'varchar', length: 64 })
+  @Column({ type: 'varchar', length: 128 })
   username!: string;
 
   /** Stored lower-case. */
   @Column({ type: 'varchar', length: 320 })
   email!: string;
+
+  @Column({ name: 'given_name', type: 'varchar', length: 100, nullable: true })
+  givenName!: string | null;
+
+  @Column({ name: 'family_name', type: 'varchar', length: 100, nullable: true })
+  familyName!: string | null;
+
+  @Column({ name: 'display_name', type: 'varchar', length: 200, nullable: true })
+  displayName!: string | null;
+
+  /** The identity provider's id for this person (SCIM `externalId`, e.g. Entra ID's object id). */
+  @Column({ name: 'external_id', type: 'varchar', length: 255, nullable: true })
+  externalId!: string | null;
+
+  /** An inactive user keeps account and memberships but cannot sign in, and their tokens are refused. */
+  @Column({ type: 'boolean', default: true })
+  active!: boolean;
 
   /** Null for a user created by single sign-on: no password login. */
   @Column({ name: 'password_hash', type: 'text', nullable: true })

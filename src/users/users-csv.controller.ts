@@ -19,7 +19,7 @@ const UserImportRowSchema = schema('UserImportRow', {
   additionalProperties: false,
   properties: {
     line: { type: 'integer', minimum: 2, example: 2 },
-    action: { type: 'string', enum: ['create', 'unchanged', 'error'], example: 'create' },
+    action: { type: 'string', enum: ['create', 'update', 'unchanged', 'error'], example: 'create' },
     username: { type: 'string', example: 'jsmith' },
     id: { type: 'integer', format: 'int64', nullable: true, example: 42 },
     errors: { type: 'array', items: { type: 'string' }, example: [EMAIL_MESSAGE] },
@@ -33,11 +33,12 @@ const UserImportRowSchema = schema('UserImportRow', {
 });
 const UserImportResultSchema = schema('UserImportResult', {
   type: 'object',
-  required: ['rows', 'created', 'unchanged', 'errors', 'dry_run'],
+  required: ['rows', 'created', 'updated', 'unchanged', 'errors', 'dry_run'],
   additionalProperties: false,
   properties: {
     rows: { type: 'array', items: UserImportRowSchema },
     created: { type: 'integer', example: 1 },
+    updated: { type: 'integer', example: 0 },
     unchanged: { type: 'integer', example: 0 },
     errors: { type: 'integer', example: 0 },
     dry_run: { type: 'boolean', example: false },
@@ -53,13 +54,19 @@ export class UsersCsvController {
 
   @Post('import')
   @HttpCode(201)
-  @CsvUpload('username,email,admin,password\r\njsmith,jsmith@example.edu,false,\r\n')
+  @CsvUpload(
+    'username,email,admin,password,given_name,family_name,display_name,external_id,active\r\n' +
+      'jsmith,jsmith@example.edu,false,,Jane,Smith,Jane Smith,8f3c2a4e-51b7-4d0e-9a6f-2b1d7c9e0f13,true\r\n',
+  )
   @ApiOperation({
-    summary: 'Create users from a CSV file, all or nothing',
+    summary: 'Create and update users from a CSV file, all or nothing',
     description:
-      'Columns `username`, `email` (required), `admin`, `password`. Users already stored with that username and ' +
-      'email are `unchanged`, so a second run changes nothing. A created row without a password gets a random one, ' +
-      'returned once as `password` on that row. Any row error: 422 with every row, nothing created.',
+      'Columns `username`, `email` (required), `admin`, `password`, `given_name`, `family_name`, `display_name`, ' +
+      '`external_id`, `active` (an empty cell is null; for `active`, true). A user already stored with that ' +
+      'username and email is `update` when the name, external_id or active columns of the file differ (those ' +
+      'fields are set; never admin or a password), else `unchanged`, so a second run changes nothing. A created ' +
+      'row without a password gets a random one, returned once as `password` on that row. Any row error: 422 ' +
+      'with every row, nothing changed.',
   })
   @ApiDryRunQuery()
   @ApiOk(201, 'Users imported', UserImportResultSchema)
@@ -91,13 +98,15 @@ export class UsersCsvController {
   @ApiQuery({ name: 'username', required: false, schema: { type: 'string' } })
   @ApiQuery({ name: 'email', required: false, schema: { type: 'string' } })
   @ApiQuery({ name: 'admin', required: false, schema: { type: 'boolean' } })
+  @ApiQuery({ name: 'active', required: false, schema: { type: 'boolean' } })
   @ApiQuery({ name: 'sort', required: false, schema: { type: 'string', example: 'username' } })
   @ApiCsvDownload(
-    'id,username,email,admin,created_at,updated_at\r\n1,admin,admin@localhost,true,2026-11-21T08:41:00.123Z,2026-11-21T08:41:00.123Z\r\n',
+    'id,username,email,admin,created_at,updated_at,given_name,family_name,display_name,external_id,active\r\n' +
+      '1,admin,admin@localhost,true,2026-11-21T08:41:00.123Z,2026-11-21T08:41:00.123Z,,,,,true\r\n',
   )
   @ApiResponse({
     status: 400,
-    ...errorResponse(['admin must be true or false', INVALID_SORT_MESSAGE]),
+    ...errorResponse(['admin must be true or false', 'active must be true or false', INVALID_SORT_MESSAGE]),
   })
   export(@Query() query: QueryParams): Promise<StreamableFile> {
     return this.imports.export(query);

@@ -9,28 +9,46 @@ import { BulkCreateUsersDto } from './dto/bulk-create-users.dto.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
 import { UpdateUserDto } from './dto/update-user.dto.js';
 import {
+  ACTIVE_MESSAGE,
   ADMIN_MESSAGE,
   BULK_EMPTY_MESSAGE,
   BULK_TOO_MANY_MESSAGE,
+  DISPLAY_NAME_MESSAGE,
   EMAIL_MESSAGE,
+  EXTERNAL_ID_MESSAGE,
+  FAMILY_NAME_MESSAGE,
+  GIVEN_NAME_MESSAGE,
   PASSWORD_MESSAGE,
   USERNAME_MESSAGE,
 } from './user-rules.js';
 import { UserId } from './user-id.param.js';
-import { UserListSchema, UserSummarySchema } from './user.schemas.js';
-import { type UserSummary } from './user.mapper.js';
+import { UserListSchema, UserAccountSchema } from './user.schemas.js';
+import { type UserAccount } from './user.mapper.js';
 import { type UserPage, UsersService } from './users.service.js';
 import { NOTHING_TO_UPDATE_MESSAGE, UNKNOWN_PROPERTY_MESSAGE } from '../core/errors.js';
 import {
+  CANNOT_DEACTIVATE_SELF_MESSAGE,
   CANNOT_DELETE_SELF_MESSAGE,
   CANNOT_DEMOTE_SELF_MESSAGE,
+  DUPLICATE_EXTERNAL_ID_MESSAGE,
   USER_NOT_FOUND_MESSAGE,
 } from './users.errors.js';
 
-const FIELD_MESSAGES = [USERNAME_MESSAGE, EMAIL_MESSAGE, PASSWORD_MESSAGE, ADMIN_MESSAGE];
+const FIELD_MESSAGES = [
+  USERNAME_MESSAGE,
+  EMAIL_MESSAGE,
+  PASSWORD_MESSAGE,
+  ADMIN_MESSAGE,
+  GIVEN_NAME_MESSAGE,
+  FAMILY_NAME_MESSAGE,
+  DISPLAY_NAME_MESSAGE,
+  EXTERNAL_ID_MESSAGE,
+  ACTIVE_MESSAGE,
+];
 const DUPLICATE_MESSAGES = [
   'A user with this username already exists',
   'A user with this email already exists',
+  DUPLICATE_EXTERNAL_ID_MESSAGE,
 ];
 const textFilter = (name: string, description: string) =>
   ApiQuery({ name, required: false, description, schema: { type: 'string', example: 'smith' } });
@@ -44,13 +62,22 @@ export class UsersController {
   @Get()
   @ResponseMessage('Users retrieved successfully')
   @ApiOperation({ summary: 'List users, filtered, sorted and paged' })
-  @textFilter('query', 'Username or email contains this text (case-insensitive, literal).')
+  @textFilter(
+    'query',
+    'Username, email, given, family or display name, or external_id contains this text (case-insensitive, literal).',
+  )
   @textFilter('username', 'Username contains this text (case-insensitive, literal).')
   @textFilter('email', 'Email contains this text (case-insensitive, literal).')
   @ApiQuery({
     name: 'admin',
     required: false,
     description: 'Only administrators, or only others.',
+    schema: { type: 'boolean' },
+  })
+  @ApiQuery({
+    name: 'active',
+    required: false,
+    description: 'Only active users, or only inactive ones.',
     schema: { type: 'boolean' },
   })
   @ApiPagingQuery()
@@ -61,6 +88,7 @@ export class UsersController {
       'page must be an integer',
       'per_page must be an integer',
       'admin must be true or false',
+      'active must be true or false',
       INVALID_SORT_MESSAGE,
     ],
   })
@@ -71,9 +99,9 @@ export class UsersController {
   @Post()
   @ResponseMessage('User created successfully')
   @ApiOperation({ summary: 'Create a user' })
-  @ApiOk(201, 'User created successfully', UserSummarySchema)
+  @ApiOk(201, 'User created successfully', UserAccountSchema)
   @ApiErrors({ 400: [...FIELD_MESSAGES, UNKNOWN_PROPERTY_MESSAGE], 409: DUPLICATE_MESSAGES })
-  create(@Body() body: CreateUserDto, @RequestCtx() context: RequestContext): Promise<UserSummary> {
+  create(@Body() body: CreateUserDto, @RequestCtx() context: RequestContext): Promise<UserAccount> {
     return this.users.create(body, context);
   }
 
@@ -85,41 +113,43 @@ export class UsersController {
       'Answers the users in input order. Invalid entries are named by index (`users[0]: …`); a clash with a ' +
       'stored user or inside the batch lists every clashing username or email, as sent, and creates nothing.',
   })
-  @ApiOk(201, 'Users created successfully', { type: 'array', items: UserSummarySchema })
+  @ApiOk(201, 'Users created successfully', { type: 'array', items: UserAccountSchema })
   @ApiErrors({
     400: [
       BULK_EMPTY_MESSAGE,
       BULK_TOO_MANY_MESSAGE,
       `users[0]: ${PASSWORD_MESSAGE}; users[2]: ${EMAIL_MESSAGE}`,
     ],
-    409: ['A user with this username or email already exists: <values>'],
+    409: ['A user with this username or email already exists: <values>', DUPLICATE_EXTERNAL_ID_MESSAGE],
   })
   createMany(
     @Body() body: BulkCreateUsersDto,
     @RequestCtx() context: RequestContext,
-  ): Promise<UserSummary[]> {
+  ): Promise<UserAccount[]> {
     return this.users.createMany(body.users, context);
   }
 
   @Get(':user_id')
   @ResponseMessage('User retrieved successfully')
   @ApiOperation({ summary: 'Read a user' })
-  @ApiOk(200, 'User retrieved successfully', UserSummarySchema)
+  @ApiOk(200, 'User retrieved successfully', UserAccountSchema)
   @ApiErrors({ 404: [USER_NOT_FOUND_MESSAGE] })
-  get(@UserId() id: string): Promise<UserSummary> {
+  get(@UserId() id: string): Promise<UserAccount> {
     return this.users.get(id);
   }
 
   @Put(':user_id')
   @ResponseMessage('User updated successfully')
   @ApiOperation({
-    summary: 'Change any of username, email, password and admin',
-    description: "A new password makes the user's earlier tokens stop working.",
+    summary: 'Change any of username, email, password, admin, the names, external_id and active',
+    description:
+      "A new password makes the user's earlier tokens stop working. `active: false` deactivates the user: " +
+      'password login is refused and every token of theirs stops working within 5 s; memberships are kept.',
   })
-  @ApiOk(200, 'User updated successfully', UserSummarySchema)
+  @ApiOk(200, 'User updated successfully', UserAccountSchema)
   @ApiErrors({
     400: [NOTHING_TO_UPDATE_MESSAGE, ...FIELD_MESSAGES, UNKNOWN_PROPERTY_MESSAGE],
-    403: [CANNOT_DEMOTE_SELF_MESSAGE],
+    403: [CANNOT_DEMOTE_SELF_MESSAGE, CANNOT_DEACTIVATE_SELF_MESSAGE],
     404: [USER_NOT_FOUND_MESSAGE],
     409: DUPLICATE_MESSAGES,
   })
@@ -128,7 +158,7 @@ export class UsersController {
     @Body() body: UpdateUserDto,
     @CurrentUser() caller: AuthUser,
     @RequestCtx() context: RequestContext,
-  ): Promise<UserSummary> {
+  ): Promise<UserAccount> {
     return this.users.update(id, body, caller, context);
   }
 
@@ -140,9 +170,9 @@ export class UsersController {
       "The user is no longer bound to the identity provider's subject: the next IdP token naming the user's " +
       "username binds it again (to that token's subject).",
   })
-  @ApiOk(200, 'Single sign-on binding removed', UserSummarySchema)
+  @ApiOk(200, 'Single sign-on binding removed', UserAccountSchema)
   @ApiErrors({ 404: [USER_NOT_FOUND_MESSAGE] })
-  clearSsoBinding(@UserId() id: string, @RequestCtx() context: RequestContext): Promise<UserSummary> {
+  clearSsoBinding(@UserId() id: string, @RequestCtx() context: RequestContext): Promise<UserAccount> {
     return this.users.clearSsoBinding(id, context);
   }
 

@@ -8,6 +8,10 @@ export class DuplicateUsername extends fixedError(409, 'A user with this usernam
 
 export class DuplicateEmail extends fixedError(409, 'A user with this email already exists') {}
 
+export const DUPLICATE_EXTERNAL_ID_MESSAGE = 'A user with this external ID already exists';
+
+export class DuplicateExternalId extends fixedError(409, DUPLICATE_EXTERNAL_ID_MESSAGE) {}
+
 /** Bulk create: every clashing username or email, as sent, in request order. */
 export class DuplicateUsers extends AppError {
   constructor(values: readonly string[]) {
@@ -24,6 +28,10 @@ export class CannotDeleteSelf extends fixedError(403, CANNOT_DELETE_SELF_MESSAGE
 export const CANNOT_DEMOTE_SELF_MESSAGE = 'You cannot remove your own admin rights';
 
 export class CannotDemoteSelf extends fixedError(403, CANNOT_DEMOTE_SELF_MESSAGE) {}
+
+export const CANNOT_DEACTIVATE_SELF_MESSAGE = 'You cannot deactivate your own account';
+
+export class CannotDeactivateSelf extends fixedError(403, CANNOT_DEACTIVATE_SELF_MESSAGE) {}
 
 export const AVATAR_NOT_FOUND_MESSAGE = 'Avatar not found';
 

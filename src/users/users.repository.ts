@@ -25,32 +25,51 @@ import { type UserSummarySource } from './user.mapper.js';
  * The columns of a User summary, aliased to the entity's property names (`SELECT ${USER_SUMMARY_COLUMNS} FROM
  * users u`), so a row is a `UserSummarySource` as it stands. Also the module personnel lists'.
  */
-export const USER_SUMMARY_COLUMNS = `u.id, u.username, u.email, u.admin, u.avatar_key AS "avatarKey",
-         u.created_at AS "createdAt", u.updated_at AS "updatedAt"`;
+export const USER_SUMMARY_COLUMNS = `u.id, u.username, u.email, u.given_name AS "givenName",
+         u.family_name AS "familyName", u.display_name AS "displayName", u.external_id AS "externalId",
+         u.active, u.admin, u.avatar_key AS "avatarKey", u.created_at AS "createdAt", u.updated_at AS "updatedAt"`;
 
 /** The same, as the properties a QueryBuilder's `returning()` names, in the same order. */
 const SUMMARY_PROPERTIES = [
   'id',
   'username',
   'email',
+  'givenName',
+  'familyName',
+  'displayName',
+  'externalId',
+  'active',
   'admin',
   'avatarKey',
   'createdAt',
   'updatedAt',
 ] as const satisfies readonly (keyof UserSummarySource)[];
 
+/**
+ * Everything the list's `query` searches, as one text: the expression of the trigram index `ix_users_search_trgm`
+ * (migration PeopleFields), written here exactly as there so the planner can use it. It only narrows the rows;
+ * each field is then matched on its own, since a match across two fields' boundary is no match.
+ */
+export const USER_SEARCH_TEXT = `(u.username || ' ' || u.email || ' ' || coalesce(u.given_name, '') || ' ' ||
+      coalesce(u.family_name, '') || ' ' || coalesce(u.display_name, '') || ' ' || coalesce(u.external_id, ''))`;
+
 /** The list's filter conditions over `users u`, their values added to `params`. */
 function listConditions(params: SqlParams, filter: Omit<UserListFilter, 'sort' | 'paging'>): string[] {
   const conditions: string[] = [];
   if (filter.query !== undefined) {
     const pattern = params.add(containsPattern(filter.query));
-    conditions.push(`(u.username ILIKE ${pattern} OR u.email ILIKE ${pattern})`);
+    conditions.push(
+      `${USER_SEARCH_TEXT} ILIKE ${pattern}`,
+      `(u.username ILIKE ${pattern} OR u.email ILIKE ${pattern} OR u.given_name ILIKE ${pattern}
+        OR u.family_name ILIKE ${pattern} OR u.display_name ILIKE ${pattern} OR u.external_id ILIKE ${pattern})`,
+    );
   }
   if (filter.username !== undefined)
     conditions.push(`u.username ILIKE ${params.add(containsPattern(filter.username))}`);
   if (filter.email !== undefined)
     conditions.push(`u.email ILIKE ${params.add(containsPattern(filter.email))}`);
   if (filter.admin !== undefined) conditions.push(`u.admin = ${params.add(filter.admin)}`);
+  if (filter.active !== undefined) conditions.push(`u.active = ${params.add(filter.active)}`);
   return conditions;
 }
 
@@ -60,6 +79,12 @@ export interface NewUser {
   email: string;
   passwordHash: string | null;
   admin: boolean;
+  givenName?: string | null;
+  familyName?: string | null;
+  displayName?: string | null;
+  externalId?: string | null;
+  /** Default true. */
+  active?: boolean;
   /** The IdP identity a user created by single sign-on is bound to (docs/sso.md, "Binding"). */
   ssoIssuer?: string;
   ssoSubject?: string;
@@ -72,11 +97,20 @@ export interface SsoCandidate {
   ssoSubject: string | null;
 }
 
+/** §14's fields of a user, as stored. */
+export type PeopleFields = Pick<User, 'givenName' | 'familyName' | 'displayName' | 'externalId' | 'active'>;
+
 /** The columns an update may set; `updatedAt` is always set. */
 export interface UserChanges {
   username?: string;
   email?: string;
   admin?: boolean;
+  /** Null clears. */
+  givenName?: string | null;
+  familyName?: string | null;
+  displayName?: string | null;
+  externalId?: string | null;
+  active?: boolean;
   passwordHash?: string;
   passwordChangedAt?: Date;
   updatedAt: Date;
@@ -142,7 +176,8 @@ export class UsersRepository {
     const params = new SqlParams();
     return streamRows(
       this.users.manager.connection,
-      `SELECT u.id, u.username, u.email, u.admin, u.created_at, u.updated_at
+      `SELECT u.id, u.username, u.email, u.admin, u.created_at, u.updated_at, u.given_name, u.family_name,
+              u.display_name, u.external_id, u.active
        FROM users u ${whereClause(listConditions(params, filter))} ORDER BY ${orderByClause(filter.sort, 'u.id')}`,
       params.values,
       exportBounds(this.config),
@@ -263,14 +298,21 @@ export class UsersRepository {
   /** Inserts the batch in one statement (all or nothing); rows come back in no particular order. */
   insertMany(users: readonly NewUser[], manager?: EntityManager): Promise<UserSummarySource[]> {
     return this.run(manager).query<UserSummarySource[]>(
-      `INSERT INTO users AS u (username, email, password_hash, admin)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[])
+      `INSERT INTO users AS u (username, email, password_hash, admin, given_name, family_name, display_name,
+                               external_id, active)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[], $5::text[], $6::text[], $7::text[],
+                            $8::text[], $9::boolean[])
        RETURNING ${USER_SUMMARY_COLUMNS}`,
       [
         users.map((user) => user.username),
         users.map((user) => user.email),
         users.map((user) => user.passwordHash),
         users.map((user) => user.admin),
+        users.map((user) => user.givenName ?? null),
+        users.map((user) => user.familyName ?? null),
+        users.map((user) => user.displayName ?? null),
+        users.map((user) => user.externalId ?? null),
+        users.map((user) => user.active ?? true),
       ],
     );
   }
@@ -282,6 +324,69 @@ export class UsersRepository {
        WHERE lower(username) = ANY($1::text[]) OR lower(email) = ANY($2::text[])`,
       [lowerNames(usernames), lowerNames(emails)],
     );
+  }
+
+  /**
+   * Every stored user whose username or email (case-insensitively) or external_id (exactly) is among those
+   * given, for the CSV import: username and email lower-cased, with §14's fields.
+   */
+  importMatches(
+    usernames: readonly string[],
+    emails: readonly string[],
+    externalIds: readonly string[],
+  ): Promise<StoredIdentity[]> {
+    return this.users.query<StoredIdentity[]>(
+      `SELECT id, lower(username) AS username, lower(email) AS email, given_name AS "givenName",
+              family_name AS "familyName", display_name AS "displayName", external_id AS "externalId", active
+       FROM users
+       WHERE lower(username) = ANY($1::text[]) OR lower(email) = ANY($2::text[]) OR external_id = ANY($3::text[])`,
+      [lowerNames(usernames), lowerNames(emails), storable(externalIds)],
+    );
+  }
+
+  /**
+   * Sets §14's fields of several users in one statement (the CSV import's updates): for each user, only the
+   * fields its entry names. The updated users, in no particular order.
+   */
+  async updatePeopleFields(
+    entries: readonly { id: number; changes: Partial<PeopleFields> }[],
+    at: Date,
+    manager: EntityManager,
+  ): Promise<UserSummarySource[]> {
+    const has = (field: keyof PeopleFields) => entries.map((entry) => field in entry.changes);
+    const value = <K extends keyof PeopleFields>(field: K) =>
+      entries.map((entry) => entry.changes[field] ?? null);
+    // TypeORM answers an UPDATE as [rows, affected].
+    const [rows] = await manager.query<[UserSummarySource[], number]>(
+      `UPDATE users AS u SET
+         given_name = CASE WHEN v.set_given THEN v.given_name ELSE u.given_name END,
+         family_name = CASE WHEN v.set_family THEN v.family_name ELSE u.family_name END,
+         display_name = CASE WHEN v.set_display THEN v.display_name ELSE u.display_name END,
+         external_id = CASE WHEN v.set_external THEN v.external_id ELSE u.external_id END,
+         active = CASE WHEN v.set_active THEN v.active ELSE u.active END,
+         updated_at = $12
+       FROM unnest($1::bigint[], $2::boolean[], $3::text[], $4::boolean[], $5::text[], $6::boolean[], $7::text[],
+                   $8::boolean[], $9::text[], $10::boolean[], $11::boolean[])
+         AS v(id, set_given, given_name, set_family, family_name, set_display, display_name, set_external,
+              external_id, set_active, active)
+       WHERE u.id = v.id
+       RETURNING ${USER_SUMMARY_COLUMNS}`,
+      [
+        entries.map((entry) => entry.id),
+        has('givenName'),
+        value('givenName'),
+        has('familyName'),
+        value('familyName'),
+        has('displayName'),
+        value('displayName'),
+        has('externalId'),
+        value('externalId'),
+        has('active'),
+        value('active'),
+        at,
+      ],
+    );
+    return rows;
   }
 
   /** Sets the given columns; the updated user, or null when there is none with this id. */
@@ -346,10 +451,14 @@ export class UsersRepository {
     return new Map(rows.map((row) => [row.id, row.avatar_key]));
   }
 
-  /** The admin flag and password-change second of a user, for the per-request token check. */
+  /**
+   * The admin flag and password-change second of a user, for the per-request token check; null for no user or
+   * an inactive one (whose every token is refused, docs/api.md §14).
+   */
   async accessRow(id: number): Promise<AccessRow | null> {
     const rows = await this.users.query<{ admin: boolean; changed: number }[]>(
-      `SELECT admin, floor(extract(epoch FROM password_changed_at))::bigint AS changed FROM users WHERE id = $1`,
+      `SELECT admin, floor(extract(epoch FROM password_changed_at))::bigint AS changed FROM users
+       WHERE id = $1 AND active`,
       [id],
     );
     return rows[0] ? { admin: rows[0].admin, passwordChangedAt: Number(rows[0].changed) } : null;

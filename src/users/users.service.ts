@@ -15,12 +15,14 @@ import { UserAccessCache } from './user-access.cache.js';
 import { listClashes, type NewUserIdentity } from './user-clashes.js';
 import { readUserFilters, USER_LIST_SORT_FIELDS } from './user-list-filter.js';
 import { mapWithConcurrency } from './map-with-concurrency.js';
-import { toUserSummary, type UserSummary } from './user.mapper.js';
-import { type NewUser, type UserChanges, UsersRepository } from './users.repository.js';
+import { toUserAccount, type UserAccount } from './user.mapper.js';
+import { type NewUser, type PeopleFields, type UserChanges, UsersRepository } from './users.repository.js';
 import {
+  CannotDeactivateSelf,
   CannotDeleteSelf,
   CannotDemoteSelf,
   DuplicateEmail,
+  DuplicateExternalId,
   DuplicateUsername,
   DuplicateUsers,
   NothingToUpdate,
@@ -31,7 +33,7 @@ import {
 const HASH_CONCURRENCY = 2;
 
 export interface UserPage {
-  users: UserSummary[];
+  users: UserAccount[];
   page: number;
   per_page: number;
   total: number;
@@ -58,10 +60,10 @@ export class UsersService {
     reader.done();
     const sort = parseSort(query.sort, USER_LIST_SORT_FIELDS);
     const { items, total } = await this.users.page({ ...filters, sort, paging });
-    return { users: items.map(toUserSummary), page: paging.page, per_page: paging.perPage, total };
+    return { users: items.map(toUserAccount), page: paging.page, per_page: paging.perPage, total };
   }
 
-  async create(dto: CreateUserDto, context: RequestContext): Promise<UserSummary> {
+  async create(dto: CreateUserDto, context: RequestContext): Promise<UserAccount> {
     const passwordHash = await this.hasher.hash(dto.password);
     try {
       return await this.transactions.run(async (transaction) => {
@@ -72,7 +74,7 @@ export class UsersService {
           targetIds: [created.id],
           summary: nameOf(created),
         });
-        const summary = toUserSummary(created);
+        const summary = toUserAccount(created);
         await this.changeEvents.record(transaction, [{ type: 'user.created', data: summary }]);
         return summary;
       });
@@ -82,7 +84,7 @@ export class UsersService {
   }
 
   /** All or nothing: one statement inserts the batch, after every clash has been listed up front. */
-  async createMany(entries: readonly CreateUserDto[], context: RequestContext): Promise<UserSummary[]> {
+  async createMany(entries: readonly CreateUserDto[], context: RequestContext): Promise<UserAccount[]> {
     const clashes = await this.clashesWithStored(entries);
     if (clashes.length > 0) throw new DuplicateUsers(clashes);
     const hashes = await mapWithConcurrency(entries, HASH_CONCURRENCY, (entry) =>
@@ -105,7 +107,7 @@ export class UsersService {
         });
         await this.changeEvents.record(
           transaction,
-          ordered.map((row) => ({ type: 'user.created', data: toUserSummary(row) })),
+          ordered.map((row) => ({ type: 'user.created', data: toUserAccount(row) })),
         );
         return created;
       });
@@ -116,7 +118,7 @@ export class UsersService {
       throw now.length > 0 ? new DuplicateUsers(now) : (duplicateError(error) ?? error);
     }
     const byUsername = new Map(rows.map((row) => [row.username.toLowerCase(), row]));
-    return entries.map((entry) => toUserSummary(byUsername.get(entry.username.toLowerCase())!));
+    return entries.map((entry) => toUserAccount(byUsername.get(entry.username.toLowerCase())!));
   }
 
   private async clashesWithStored(batch: readonly NewUserIdentity[]): Promise<string[]> {
@@ -130,10 +132,10 @@ export class UsersService {
     });
   }
 
-  async get(id: string): Promise<UserSummary> {
+  async get(id: string): Promise<UserAccount> {
     const user = await this.users.findById(id);
     if (!user) throw new UserNotFound();
-    return toUserSummary(user);
+    return toUserAccount(user);
   }
 
   async update(
@@ -141,19 +143,27 @@ export class UsersService {
     dto: UpdateUserDto,
     caller: AuthUser,
     context: RequestContext,
-  ): Promise<UserSummary> {
+  ): Promise<UserAccount> {
     const { username, email, password, admin } = dto;
-    if (username === undefined && email === undefined && password === undefined && admin === undefined)
+    const people = peopleFields(dto);
+    if (
+      username === undefined &&
+      email === undefined &&
+      password === undefined &&
+      admin === undefined &&
+      Object.keys(people).length === 0
+    )
       throw new NothingToUpdate();
     const before = await this.users.findById(id);
     if (!before) throw new UserNotFound();
     if (admin === false && String(caller.id) === id) throw new CannotDemoteSelf();
+    if (people.active === false && String(caller.id) === id) throw new CannotDeactivateSelf();
 
     // Hashed first: the change's time is taken after the (slow) hash, so a token issued with the old password
     // while the hash was computed is still in an earlier second or the same one, never a later one.
     const passwordHash = password === undefined ? undefined : await this.hasher.hash(password);
     const now = new Date();
-    const changes: UserChanges = { updatedAt: now, username, email: email?.toLowerCase(), admin };
+    const changes: UserChanges = { updatedAt: now, username, email: email?.toLowerCase(), admin, ...people };
     if (passwordHash !== undefined) {
       // Tokens issued in an earlier second than this are refused from now on (docs/api.md §2).
       changes.passwordHash = passwordHash;
@@ -165,9 +175,9 @@ export class UsersService {
         const row = await this.users.update(id, changes, transaction);
         if (!row) return null;
         const summary: Record<string, unknown> = {};
-        for (const field of ['username', 'email', 'admin'] as const) {
-          if (changes[field] !== undefined && changes[field] !== before[field])
-            summary[field] = { from: before[field], to: changes[field] };
+        for (const [field, key] of AUDITED_FIELDS) {
+          if (changes[key] !== undefined && changes[key] !== before[key])
+            summary[field] = { from: before[key], to: changes[key] };
         }
         if (password !== undefined) summary.password = 'changed';
         await this.audit.record(transaction, context, {
@@ -176,22 +186,23 @@ export class UsersService {
           targetIds: [id],
           summary,
         });
-        await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserSummary(row) }]);
+        await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserAccount(row) }]);
         return row;
       });
     } catch (error) {
       throw duplicateError(error) ?? error;
     }
     if (!updated) throw new UserNotFound();
-    if (password !== undefined || admin !== undefined) this.access.invalidate(Number(id));
-    return toUserSummary(updated);
+    if (password !== undefined || admin !== undefined || people.active !== undefined)
+      this.access.invalidate(Number(id));
+    return toUserAccount(updated);
   }
 
   /**
    * Clears the user's single sign-on binding (docs/sso.md, "Binding"): the next IdP token that names the user
    * binds it again. Audited as `user.update`; the User summary's `updated_at` moves.
    */
-  async clearSsoBinding(id: string, context: RequestContext): Promise<UserSummary> {
+  async clearSsoBinding(id: string, context: RequestContext): Promise<UserAccount> {
     const updated = await this.transactions.run(async (transaction) => {
       const row = await this.users.clearSsoBinding(id, new Date(), transaction);
       if (!row) return null;
@@ -201,11 +212,11 @@ export class UsersService {
         targetIds: [id],
         summary: { sso_binding: 'removed' },
       });
-      await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserSummary(row) }]);
+      await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserAccount(row) }]);
       return row;
     });
     if (!updated) throw new UserNotFound();
-    return toUserSummary(updated);
+    return toUserAccount(updated);
   }
 
   /** Deletes the user (role assignments go with it, by foreign key), then the avatar files. */
@@ -243,14 +254,46 @@ function nameOf(user: { username: string; admin: boolean }): Record<string, unkn
   return user.admin ? { username: user.username, admin: true } : { username: user.username };
 }
 
-function newUser(dto: CreateUserDto, passwordHash: string): NewUser {
-  return { username: dto.username, email: dto.email.toLowerCase(), passwordHash, admin: dto.admin ?? false };
+/** A user update's audited fields: the `{field: {from, to}}` key, and the stored property. */
+const AUDITED_FIELDS = [
+  ['username', 'username'],
+  ['email', 'email'],
+  ['admin', 'admin'],
+  ['given_name', 'givenName'],
+  ['family_name', 'familyName'],
+  ['display_name', 'displayName'],
+  ['external_id', 'externalId'],
+  ['active', 'active'],
+] as const satisfies readonly (readonly [string, keyof UserChanges])[];
+
+/** The §14 fields a body gives (null included: it clears a name or external_id), as stored properties. */
+function peopleFields(dto: CreateUserDto | UpdateUserDto): Partial<PeopleFields> {
+  const fields: Partial<PeopleFields> = {};
+  if (dto.given_name !== undefined) fields.givenName = dto.given_name;
+  if (dto.family_name !== undefined) fields.familyName = dto.family_name;
+  if (dto.display_name !== undefined) fields.displayName = dto.display_name;
+  if (dto.external_id !== undefined) fields.externalId = dto.external_id;
+  if (dto.active !== undefined) fields.active = dto.active;
+  return fields;
 }
 
-/** The 409 for a unique violation on username or email, or undefined for any other error. */
-function duplicateError(error: unknown): DuplicateUsername | DuplicateEmail | undefined {
+function newUser(dto: CreateUserDto, passwordHash: string): NewUser {
+  return {
+    username: dto.username,
+    email: dto.email.toLowerCase(),
+    passwordHash,
+    admin: dto.admin ?? false,
+    ...peopleFields(dto),
+  };
+}
+
+/** The 409 for a unique violation on username, email or external_id, or undefined for any other error. */
+function duplicateError(
+  error: unknown,
+): DuplicateUsername | DuplicateEmail | DuplicateExternalId | undefined {
   const constraint = violatedUniqueConstraint(error);
   if (constraint === 'uq_users_username_lower') return new DuplicateUsername();
   if (constraint === 'uq_users_email_lower') return new DuplicateEmail();
+  if (constraint === 'uq_users_external_id') return new DuplicateExternalId();
   return undefined;
 }

@@ -33,8 +33,22 @@ export class BulkCreateUsersDto {
     maxItems: BULK_MAX_USERS,
     description: 'Created all together or not at all.',
     example: [
-      { username: 'adoe', email: 'adoe@example.edu', password: 'correct-horse-battery', admin: false },
-      { username: 'bkhan', email: 'bkhan@example.edu', password: 'correct-horse-battery', admin: false },
+      {
+        username: 'adoe',
+        email: 'adoe@example.edu',
+        password: 'correct-horse-battery',
+        admin: false,
+        given_name: 'Ada',
+        family_name: 'Doe',
+      },
+      {
+        username: 'bkhan@example.edu',
+        email: 'bkhan@example.edu',
+        password: 'correct-horse-battery',
+        admin: false,
+        display_name: 'Bilal Khan',
+        external_id: '3c6e0b8a-9f1d-4e2b-8a7c-5d4f3e2b1a09',
+      },
     ],
   })
   // One rule with a message per problem, so the pipe reports it in field order with any unknown property.

@@ -8,14 +8,16 @@ import {
   PASSWORD_MAX,
   PASSWORD_MESSAGE,
   PASSWORD_MIN,
+  USERNAME_MAX,
   USERNAME_MESSAGE,
   USERNAME_PATTERN,
 } from '../user-rules.js';
+import { Active, DisplayName, ExternalId, FamilyName, GivenName } from './user-fields.js';
 
 export class CreateUserDto {
   @ApiProperty({
     minLength: 3,
-    maxLength: 64,
+    maxLength: USERNAME_MAX,
     pattern: USERNAME_PATTERN.source,
     description: 'Unique, case-insensitively.',
     example: 'jsmith',
@@ -50,4 +52,19 @@ export class CreateUserDto {
   @ValidateIf((dto: CreateUserDto) => dto.admin !== undefined)
   @IsBoolean({ message: ADMIN_MESSAGE })
   admin?: boolean;
+
+  @GivenName()
+  given_name?: string | null;
+
+  @FamilyName()
+  family_name?: string | null;
+
+  @DisplayName()
+  display_name?: string | null;
+
+  @ExternalId()
+  external_id?: string | null;
+
+  @Active('Inactive users cannot sign in; their tokens are refused.')
+  active?: boolean;
 }

@@ -8,15 +8,17 @@ import {
   PASSWORD_MAX,
   PASSWORD_MESSAGE,
   PASSWORD_MIN,
+  USERNAME_MAX,
   USERNAME_MESSAGE,
   USERNAME_PATTERN,
 } from '../user-rules.js';
+import { Active, DisplayName, ExternalId, FamilyName, GivenName } from './user-fields.js';
 
-/** Any of the four fields; an omitted field is left as it is, null is refused. */
+/** Any of the fields; an omitted field is left as it is; null clears a name or external_id and is refused elsewhere. */
 export class UpdateUserDto {
   @ApiPropertyOptional({
     minLength: 3,
-    maxLength: 64,
+    maxLength: USERNAME_MAX,
     pattern: USERNAME_PATTERN.source,
     description: 'Unique, case-insensitively.',
     example: 'john.smith',
@@ -57,4 +59,21 @@ export class UpdateUserDto {
   @ValidateIf((dto: UpdateUserDto) => dto.admin !== undefined)
   @IsBoolean({ message: ADMIN_MESSAGE })
   admin?: boolean;
+
+  @GivenName()
+  given_name?: string | null;
+
+  @FamilyName()
+  family_name?: string | null;
+
+  @DisplayName()
+  display_name?: string | null;
+
+  @ExternalId()
+  external_id?: string | null;
+
+  @Active(
+    'false deactivates the user (not yourself): sign-in refused, tokens refused within 5 s, memberships kept.',
+  )
+  active?: boolean;
 }
