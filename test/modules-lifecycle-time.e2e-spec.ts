@@ -17,8 +17,8 @@ describe('time-based membership events on two replicas', () => {
 
   beforeAll(async () => {
     [first, second] = await Promise.all([
-      startTestApp({ membershipSweepIntervalMs: INTERVAL_MS }),
-      startTestApp({ membershipSweepIntervalMs: INTERVAL_MS }),
+      startTestApp({ membershipSweepIntervalMs: INTERVAL_MS, backgroundWorkers: true }),
+      startTestApp({ membershipSweepIntervalMs: INTERVAL_MS, backgroundWorkers: true }),
     ]);
   });
   afterAll(async () => {

@@ -41,6 +41,7 @@ export class MembershipSweep implements OnApplicationBootstrap, OnApplicationShu
   ) {}
 
   onApplicationBootstrap(): void {
+    if (!this.config.backgroundWorkers) return;
     this.timer = setInterval(() => this.tick(), this.config.membershipSweepIntervalMs).unref();
     this.tick();
   }
