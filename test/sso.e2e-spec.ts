@@ -700,6 +700,75 @@ describe("single sign-on while the IdP's key endpoint fails", () => {
   });
 });
 
+describe('OIDC_EXTERNAL_ID_CLAIM: the provisioned external_id names the user first', () => {
+  let idp: TestIdp;
+  let app: TestApp;
+  let api: Client;
+  beforeAll(async () => {
+    idp = await TestIdp.start();
+    app = await startTestApp(oidcSettings(idp.issuer, { externalIdClaim: 'oid', createUsers: true }));
+    api = client(app.url);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await idp?.stop();
+  });
+  beforeEach(() => app.reset());
+
+  const bindingOf = async (id: number) =>
+    (await app.dataSource.query(`SELECT sso_subject FROM users WHERE id = $1`, [id]))[0] as {
+      sso_subject: string | null;
+    };
+
+  it('reaches the user whose external_id equals the claim, before the binding and the username, binding nothing', async () => {
+    const jane = await makeUser(app.dataSource, { username: 'jane.doe@uni.edu' });
+    const other = await makeUser(app.dataSource, { username: 'someone.else' });
+    await app.dataSource.query(`UPDATE users SET external_id = $2 WHERE id = $1`, [jane.id, 'oid-of-jane']);
+    // Bound to another person's sub and named by another username: the external id still wins.
+    await app.dataSource.query(
+      `UPDATE users SET sso_issuer = $2, sso_subject = 'sub-of-other' WHERE id = $1`,
+      [other.id, idp.issuer],
+    );
+    const token = await idp.accessToken({
+      preferred_username: 'someone.else',
+      sub: 'sub-of-other',
+      oid: 'oid-of-jane',
+    });
+    expect((await api.get('/api/auth/me', { token })).body.data).toMatchObject({
+      id: jane.id,
+      external_id: 'oid-of-jane',
+    });
+    expect(await bindingOf(jane.id)).toEqual({ sso_subject: null });
+  });
+
+  it('falls back to the binding and the username when no user holds the claim; the claim is compared exactly', async () => {
+    const jane = await makeUser(app.dataSource, { username: 'jane' });
+    await app.dataSource.query(`UPDATE users SET external_id = $2 WHERE id = $1`, [jane.id, 'OID-OF-JANE']);
+    const token = await idp.accessToken({
+      preferred_username: 'jane',
+      sub: 'sub-of-jane',
+      oid: 'oid-of-jane',
+    });
+    expect((await api.get('/api/auth/me', { token })).body.data.id).toBe(jane.id);
+    expect(await bindingOf(jane.id)).toEqual({ sso_subject: 'sub-of-jane' });
+  });
+
+  it('refuses an inactive provisioned user found by the claim, and never creates another', async () => {
+    const jane = await makeUser(app.dataSource, { username: 'jane' });
+    await app.dataSource.query(`UPDATE users SET external_id = 'oid-1', active = false WHERE id = $1`, [
+      jane.id,
+    ]);
+    const token = await idp.accessToken({
+      preferred_username: 'jane.new',
+      sub: 'sub-new',
+      email: 'jane.new@example.edu',
+      oid: 'oid-1',
+    });
+    expect(await api.get('/api/auth/me', { token })).toMatchObject({ status: 401, body: INVALID });
+    expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM users`)).toEqual([{ n: 1 }]);
+  });
+});
+
 describe('PASSWORD_LOGIN=false', () => {
   let app: TestApp;
   let api: Client;

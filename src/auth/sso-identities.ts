@@ -17,7 +17,8 @@ import { NoAccountForIdentity } from './auth.errors.js';
 const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
 
 /**
- * The local user an IdP token speaks for (docs/sso.md): the user bound to the token's `(iss, sub)`; otherwise the
+ * The local user an IdP token speaks for (docs/sso.md): the user whose `external_id` equals the token's
+ * OIDC_EXTERNAL_ID_CLAIM when that is set; otherwise the user bound to the token's `(iss, sub)`; otherwise the
  * user whose username equals the username claim (ASCII case-insensitively: a claim that breaks the username rule
  * names nobody), which the token then binds; otherwise one created on first sight when OIDC_CREATE_USERS is on.
  * Rights are never read from the token.
@@ -45,6 +46,13 @@ export class SsoIdentities {
     const username = claims[settings.usernameClaim];
     if (typeof iss !== 'string' || typeof sub !== 'string' || sub === '') throw new InvalidToken();
     if (typeof username !== 'string' || username === '') throw new InvalidToken();
+    // OIDC_EXTERNAL_ID_CLAIM (Entra ID's `oid`, provisioned by SCIM as externalId) names the user first; such a
+    // match neither needs nor changes a binding.
+    const externalId = settings.externalIdClaim === undefined ? undefined : claims[settings.externalIdClaim];
+    if (typeof externalId === 'string' && externalId !== '') {
+      const provisioned = await this.users.idByExternalId(externalId);
+      if (provisioned !== null) return provisioned;
+    }
     const bound = await this.users.idBySsoIdentity(iss, sub);
     if (bound !== null) return bound;
     // Checked before any lookup: PostgreSQL's lower() folds U+0130 and the Kelvin sign onto ASCII letters.

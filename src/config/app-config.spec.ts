@@ -213,6 +213,7 @@ describe('loadConfig: single sign-on', () => {
       issuer,
       audience: 'module-admin-api',
       usernameClaim: 'preferred_username',
+      externalIdClaim: undefined,
       createUsers: false,
       clientId: undefined,
       scopes: ['openid', 'profile', 'email'],
@@ -222,6 +223,7 @@ describe('loadConfig: single sign-on', () => {
       OIDC_ISSUER: issuer,
       OIDC_AUDIENCE: 'api://modules',
       OIDC_USERNAME_CLAIM: 'upn',
+      OIDC_EXTERNAL_ID_CLAIM: 'oid',
       OIDC_CREATE_USERS: 'true',
       OIDC_CLIENT_ID: 'console',
       OIDC_SCOPES: 'openid  email',
@@ -230,6 +232,7 @@ describe('loadConfig: single sign-on', () => {
     expect(config.passwordLogin).toBe(false);
     expect(config.oidc).toMatchObject({
       usernameClaim: 'upn',
+      externalIdClaim: 'oid',
       createUsers: true,
       clientId: 'console',
       scopes: ['openid', 'email'],
@@ -245,6 +248,10 @@ describe('loadConfig: single sign-on', () => {
     [{ OIDC_CLIENT_ID: 'console' }, 'OIDC_CLIENT_ID needs OIDC_ISSUER'],
     [{ OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'a', OIDC_SCOPES: 'profile' }, 'OIDC_SCOPES must be'],
     [{ OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'a', OIDC_USERNAME_CLAIM: 'a b' }, 'OIDC_USERNAME_CLAIM must be'],
+    [
+      { OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'a', OIDC_EXTERNAL_ID_CLAIM: 'a b' },
+      'OIDC_EXTERNAL_ID_CLAIM must be',
+    ],
     [{ OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'a', OIDC_CREATE_USERS: 'maybe' }, 'OIDC_CREATE_USERS must be'],
     [{ PASSWORD_LOGIN: 'off' }, 'PASSWORD_LOGIN must be true or false'],
   ])('refuses %j', (env, message) => {

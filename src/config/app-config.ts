@@ -86,6 +86,11 @@ export interface OidcSettings {
   audience: string;
   /** The claim naming the local user. */
   usernameClaim: string;
+  /**
+   * A claim matched against users' `external_id` before anything else (Entra ID's `oid`); unset: none
+   * (docs/sso.md, "Who the person is").
+   */
+  externalIdClaim?: string;
   /** Create a local user on first sight of an unknown username. */
   createUsers: boolean;
   /** Public client of the Swagger UI console (authorization code + PKCE); unset: no console sign-in. */
@@ -421,6 +426,7 @@ function loadOidcSettings(env: Env): OidcSettings | undefined {
   const others = [
     'OIDC_AUDIENCE',
     'OIDC_USERNAME_CLAIM',
+    'OIDC_EXTERNAL_ID_CLAIM',
     'OIDC_CREATE_USERS',
     'OIDC_CLIENT_ID',
     'OIDC_SCOPES',
@@ -454,6 +460,10 @@ function loadOidcSettings(env: Env): OidcSettings | undefined {
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(usernameClaim)) {
     throw new ConfigError('OIDC_USERNAME_CLAIM', 'must be a claim name such as preferred_username');
   }
+  const externalIdClaim = read(env, 'OIDC_EXTERNAL_ID_CLAIM');
+  if (externalIdClaim !== undefined && !/^[A-Za-z0-9_.:-]{1,64}$/.test(externalIdClaim)) {
+    throw new ConfigError('OIDC_EXTERNAL_ID_CLAIM', 'must be a claim name such as oid');
+  }
   const clientId = read(env, 'OIDC_CLIENT_ID');
   if (clientId !== undefined && !/^[\x21-\x7e]{1,255}$/.test(clientId)) {
     throw new ConfigError('OIDC_CLIENT_ID', 'must be 1-255 visible ASCII characters');
@@ -467,6 +477,7 @@ function loadOidcSettings(env: Env): OidcSettings | undefined {
     issuer,
     audience,
     usernameClaim,
+    externalIdClaim,
     createUsers: bool(env, 'OIDC_CREATE_USERS', false),
     clientId,
     scopes,

@@ -18,7 +18,8 @@ import { UsersRepository } from '../users/users.repository.js';
 import { ModuleNotFound } from './module.errors.js';
 import { ModuleRole } from './module-role.js';
 import { ModuleRolesRepository } from './module-roles.repository.js';
-import { type Member, type RosterColumn } from './roster-import.js';
+import { type MembershipWrite, MembershipStatus } from './membership-status.js';
+import { type Member, type RosterColumn, type RosterOptionalColumn } from './roster-import.js';
 import { type RosterImportOptions, RosterService } from './roster.service.js';
 import { UserModuleRole } from './user-module-role.entity.js';
 
@@ -52,14 +53,19 @@ class FakeRoles extends ModuleRolesRepository {
     return Promise.resolve(this.members.map((member) => ({ ...member })));
   }
 
-  override applyRoster(
+  override writeMemberships(
     _moduleId: string,
-    writes: readonly { userId: number; role: ModuleRole }[],
-    removeIds: readonly number[],
+    writes: readonly MembershipWrite[],
     _manager: Transaction,
-    keepLecturers: boolean,
-  ): Promise<void> {
-    this.applied.push({ writes: [...writes], removeIds, keepLecturers });
+    keepLecturers = false,
+  ): Promise<string[]> {
+    this.applied.push({ writes: [...writes], removeIds: [], keepLecturers });
+    return Promise.resolve(writes.map((write) => write.userId));
+  }
+
+  override removeMembers(_moduleId: string, userIds: readonly number[]): Promise<void> {
+    const last = this.applied.at(-1);
+    if (last) last.removeIds = userIds;
     return Promise.resolve();
   }
 
@@ -122,6 +128,7 @@ class FakeChangeEvents extends ChangeEventsService {
       new Draining(),
       new Metrics(config, dataSource),
       config,
+      new Transactions(dataSource, config),
     );
   }
 
@@ -131,10 +138,26 @@ class FakeChangeEvents extends ChangeEventsService {
   }
 }
 
-const rows = (...lines: [string, string][]): CsvRow<RosterColumn>[] =>
-  lines.map(([user, role], index) => ({ line: index + 2, cells: { user, role } }));
+/** A stored member with an active, open membership. */
+const member = (id: number, username: string, role: ModuleRole): Member => ({
+  id,
+  username,
+  role,
+  status: MembershipStatus.Active,
+  startsAt: null,
+  endsAt: null,
+});
 
-const ADD: RosterImportOptions = { mode: 'add', maxRemovals: undefined, dryRun: false };
+/** A file with only the required columns (user, role): no membership columns. */
+const NO_COLUMNS: ReadonlySet<RosterOptionalColumn> = new Set();
+
+const rows = (...lines: [string, string][]): CsvRow<RosterColumn>[] =>
+  lines.map(([user, role], index) => ({
+    line: index + 2,
+    cells: { user, role, status: '', starts_at: '', ends_at: '' },
+  }));
+
+const ADD: RosterImportOptions = { mode: 'add', onRemove: 'delete', maxRemovals: undefined, dryRun: false };
 
 function setUp(members: Member[]) {
   const roles = new FakeRoles(members);
@@ -154,13 +177,14 @@ function setUp(members: Member[]) {
 describe('RosterService', () => {
   it('writes the roster, one audit event and one members_changed event, all in the import transaction', async () => {
     const { service, roles, audit, events, transactions } = setUp([
-      { id: 3, username: 'bob', role: ModuleRole.Student },
-      { id: 4, username: 'cy', role: ModuleRole.Tutor },
+      member(3, 'bob', ModuleRole.Student),
+      member(4, 'cy', ModuleRole.Tutor),
     ]);
     const result = await service.import(
       MODULE,
       ADMIN,
       rows(['ada', 'Student'], ['bob@example.edu', 'Tutor'], ['cy', 'Tutor']),
+      NO_COLUMNS,
       ADD,
       CONTEXT,
     );
@@ -168,8 +192,20 @@ describe('RosterService', () => {
     expect(roles.applied).toEqual([
       {
         writes: [
-          { userId: 2, role: ModuleRole.Student },
-          { userId: 3, role: ModuleRole.Tutor },
+          {
+            userId: '2',
+            role: ModuleRole.Student,
+            status: MembershipStatus.Active,
+            startsAt: null,
+            endsAt: null,
+          },
+          {
+            userId: '3',
+            role: ModuleRole.Tutor,
+            status: MembershipStatus.Active,
+            startsAt: null,
+            endsAt: null,
+          },
         ],
         removeIds: [],
         keepLecturers: false,
@@ -210,6 +246,7 @@ describe('RosterService', () => {
       MODULE,
       ADMIN,
       rows(['ada', 'Student']),
+      NO_COLUMNS,
       { ...ADD, dryRun: true },
       CONTEXT,
     );
@@ -218,8 +255,8 @@ describe('RosterService', () => {
   });
 
   it('writes nothing, and records nothing, when every row is unchanged', async () => {
-    const { service, roles, audit, events } = setUp([{ id: 2, username: 'ada', role: ModuleRole.Student }]);
-    const result = await service.import(MODULE, ADMIN, rows(['ada', 'Student']), ADD, CONTEXT);
+    const { service, roles, audit, events } = setUp([member(2, 'ada', ModuleRole.Student)]);
+    const result = await service.import(MODULE, ADMIN, rows(['ada', 'Student']), NO_COLUMNS, ADD, CONTEXT);
     expect(result).toMatchObject({ unchanged: 1 });
     expect([roles.applied, audit.entries, events.recorded]).toEqual([[], [], []]);
   });
@@ -227,28 +264,35 @@ describe('RosterService', () => {
   it('refuses a file with a row error as a whole (422) and writes nothing', async () => {
     const { service, roles } = setUp([]);
     await expect(
-      service.import(MODULE, ADMIN, rows(['ada', 'Student'], ['nobody', 'Student']), ADD, CONTEXT),
+      service.import(
+        MODULE,
+        ADMIN,
+        rows(['ada', 'Student'], ['nobody', 'Student']),
+        NO_COLUMNS,
+        ADD,
+        CONTEXT,
+      ),
     ).rejects.toThrow(ImportHasErrors);
     expect(roles.applied).toEqual([]);
   });
 
   it('lets a Lecturer write only non-Lecturer roles, and refuses when a Lecturer was written meanwhile', async () => {
-    const { service, roles } = setUp([{ id: 9, username: 'lee', role: ModuleRole.Lecturer }]);
-    await service.import(MODULE, LECTURER, rows(['ada', 'Tutor']), ADD, CONTEXT);
+    const { service, roles } = setUp([member(9, 'lee', ModuleRole.Lecturer)]);
+    await service.import(MODULE, LECTURER, rows(['ada', 'Tutor']), NO_COLUMNS, ADD, CONTEXT);
     expect(roles.applied.at(-1)?.keepLecturers).toBe(true);
     roles.lecturersAfterWrite = 1;
-    await expect(service.import(MODULE, LECTURER, rows(['bob', 'Tutor']), ADD, CONTEXT)).rejects.toThrow(
-      PermissionDenied,
-    );
+    await expect(
+      service.import(MODULE, LECTURER, rows(['bob', 'Tutor']), NO_COLUMNS, ADD, CONTEXT),
+    ).rejects.toThrow(PermissionDenied);
   });
 
   it('answers 404 for an unknown module and 403 for a caller who may not change its personnel', async () => {
-    const { service } = setUp([{ id: 5, username: 'tutor', role: ModuleRole.Tutor }]);
+    const { service } = setUp([member(5, 'tutor', ModuleRole.Tutor)]);
     await expect(service.assertMayImport('7', ADMIN)).rejects.toThrow(ModuleNotFound);
     await expect(service.assertMayImport(MODULE, { id: 5, admin: false })).rejects.toThrow(PermissionDenied);
     await expect(service.assertMayImport(MODULE, ADMIN)).resolves.toBeUndefined();
-    await expect(service.import('7', ADMIN, rows(['ada', 'Student']), ADD, CONTEXT)).rejects.toThrow(
-      ModuleNotFound,
-    );
+    await expect(
+      service.import('7', ADMIN, rows(['ada', 'Student']), NO_COLUMNS, ADD, CONTEXT),
+    ).rejects.toThrow(ModuleNotFound);
   });
 });

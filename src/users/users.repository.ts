@@ -218,6 +218,15 @@ export class UsersRepository {
     return rows[0] ?? null;
   }
 
+  /** The id of the user whose `external_id` is exactly this (OIDC_EXTERNAL_ID_CLAIM, docs/sso.md), or null. */
+  async idByExternalId(externalId: string): Promise<number | null> {
+    if (externalId.includes('\u0000')) return null;
+    const rows = await this.users.query<{ id: number }[]>(`SELECT id FROM users WHERE external_id = $1`, [
+      externalId,
+    ]);
+    return rows[0]?.id ?? null;
+  }
+
   /** The id of the user bound to this IdP identity, or null. */
   async idBySsoIdentity(issuer: string, subject: string): Promise<number | null> {
     if (issuer.includes('\u0000') || subject.includes('\u0000')) return null;
