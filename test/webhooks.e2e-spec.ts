@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
 import { Metrics } from '../src/observability/metrics.js';
+import { Transactions } from '../src/database/transactions.js';
 import { WebhookDeliverer } from '../src/webhooks/webhook-deliverer.js';
 import { HostResolver } from '../src/webhooks/webhook-url.js';
 import { useTestApp } from './support/app.js';
@@ -541,5 +542,38 @@ describe('Webhook URL rules in production mode', () => {
     } finally {
       await target.close();
     }
+  });
+});
+
+describe('Webhook delivery log retention with a short interactive bound', () => {
+  // Every interactive statement must end within 300 ms; the prune works under the long bound, in batches.
+  const { app, api } = useTestApp({ ...LOOPBACK, dbStatementTimeoutMs: 300, dbQueryTimeoutMs: 2000 });
+
+  it('prunes a large backlog of old attempts batch by batch, keeping the recent ones', async () => {
+    await app.reset();
+    const token = tokenFor(await makeUser(app.dataSource, { admin: true }));
+    const { id } = (
+      await api.post('/api/webhooks', { token, body: { url: 'http://127.0.0.1:9/a', types: ['*'] } })
+    ).body.data;
+    const old = 250_000;
+    await app.service.app.get(Transactions).runLong(async (transaction) => {
+      await transaction.query(
+        `INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, attempt, at, outcome, duration_ms)
+         SELECT $1, 'old-' || g, 'module.created', 1, now() - interval '40 days', 'delivered', 5
+         FROM generate_series(1, $2::int) g`,
+        [id, old],
+      );
+      await transaction.query(
+        `INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, attempt, at, outcome, duration_ms)
+         VALUES ($1, 'new', 'module.created', 1, now() - interval '1 day', 'delivered', 5)`,
+        [id],
+      );
+    });
+    expect(await app.service.app.get(WebhookDeliverer).prune()).toBe(old);
+    const [left] = await app.dataSource.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1`,
+      [id],
+    );
+    expect(left.n).toBe(1);
   });
 });

@@ -346,6 +346,7 @@ export const EXAMPLES = {
     lockDispatchPosition: { args: [TX] },
     skipUnwantedEvents: { args: [500] },
     saveDispatchPosition: { args: [POSITION, TX] },
-    pruneDeliveriesBefore: { args: [AT] },
+    pruneDeliveriesBefore: { args: [AT, 10_000, TX] },
+    underSavepoint: { args: [TX, () => Promise.resolve(true)] },
   },
 };

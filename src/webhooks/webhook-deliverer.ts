@@ -23,6 +23,8 @@ import { type WebhookRow, WebhooksRepository } from './webhooks.repository.js';
 /** The queue loop's polling interval (DeliveryQueue). */
 const POLL_MS = 1000;
 const DAY_MS = 86_400_000;
+/** Delivery attempts deleted per transaction by the retention prune. */
+const PRUNE_BATCH = 10_000;
 
 type DeliveryOutcome = 'delivered' | 'retrying' | 'failed';
 
@@ -105,7 +107,17 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
   async prune(now = new Date()): Promise<number> {
     const days = this.config.eventRetentionDays;
     if (days === 0) return 0;
-    return this.webhooks.pruneDeliveriesBefore(new Date(now.getTime() - days * DAY_MS));
+    const cutoff = new Date(now.getTime() - days * DAY_MS);
+    // In batches, each a transaction of its own under the long bound: a large backlog (a first prune, a
+    // retention shortened) shrinks batch by batch instead of failing whole at the interactive bound.
+    let total = 0;
+    for (;;) {
+      const deleted = await this.transactions.runLong((transaction) =>
+        this.webhooks.pruneDeliveriesBefore(cutoff, PRUNE_BATCH, transaction),
+      );
+      total += deleted;
+      if (deleted < PRUNE_BATCH || this.queue.stopSignal.aborted) return total;
+    }
   }
 
   /**
@@ -211,12 +223,11 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
           results = await this.transactions.run(async (transaction) => {
             const each: (boolean | Error)[] = [];
             for (const { entry } of group) {
-              await transaction.query('SAVEPOINT attempt');
               try {
-                each.push(await this.record(entry, transaction));
-                await transaction.query('RELEASE SAVEPOINT attempt');
+                each.push(
+                  await this.webhooks.underSavepoint(transaction, () => this.record(entry, transaction)),
+                );
               } catch (error) {
-                await transaction.query('ROLLBACK TO SAVEPOINT attempt');
                 each.push(error instanceof Error ? error : new Error(String(error)));
               }
             }

@@ -1,5 +1,4 @@
 import dgram from 'node:dgram';
-import { type AddressInfo } from 'node:net';
 
 /**
  * A DNS server on loopback that the test controls (UDP, the few bytes of RFC 1035 a resolver needs): a name
@@ -51,7 +50,7 @@ export async function startDnsServer(
     socket.send(Buffer.concat(parts), from.port, from.address);
   });
   await new Promise<void>((resolve) => socket.bind(options.port ?? 0, options.host ?? '127.0.0.1', resolve));
-  const { address, port } = socket.address() as AddressInfo;
+  const { address, port } = socket.address();
   return {
     /** `ip:port`, as dns.Resolver.setServers takes it. */
     server: `${address}:${port}`,
