@@ -347,6 +347,7 @@ export const EXAMPLES = {
     skipUnwantedEvents: { args: [500] },
     saveDispatchPosition: { args: [POSITION, TX] },
     pruneDeliveriesBefore: { args: [AT, 10_000, TX] },
+    lastAttemptAt: { args: ['301'] },
     underSavepoint: { args: [TX, () => Promise.resolve(true)] },
   },
 };

@@ -135,6 +135,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
         await this.transactions.run((transaction) => this.queue.complete(job.id, transaction));
         return null;
       }
+      if (await this.heldByBreaker(job, webhook)) return null;
       const startedAt = new Date();
       const result = await this.attempt(webhook.url, webhook.secret, job, startedAt);
       // Cut short by shutdown: nothing is recorded, and pg-boss retries the job (the same attempt) later.
@@ -176,6 +177,28 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
       await this.queue.release(job.id, 'The attempt could not be recorded');
       return null;
     }
+  }
+
+  /**
+   * The circuit breaker: a webhook failing for 24 hours without a delivered attempt is paused. Its jobs then
+   * wait for the next probe round (15 minutes after its latest attempt): such a job is not sent and not
+   * recorded, but put back, the same attempt, to start then. A delivered probe ends the failure streak, and
+   * with it the pause. A test event is never held. The 3-day disable is unchanged.
+   */
+  private async heldByBreaker(job: QueuedJob, webhook: WebhookRow): Promise<boolean> {
+    const now = new Date();
+    if (job.data.event.type === TEST_EVENT_TYPE || !this.schedule.paused(webhook.failing_since, now))
+      return false;
+    const last = await this.webhooks.lastAttemptAt(String(webhook.id));
+    const probeAt = last === null ? now : this.schedule.nextProbeAt(last);
+    if (probeAt <= now) return false;
+    await this.transactions.run(async (transaction) => {
+      await this.queue.complete(job.id, transaction);
+      await this.queue.enqueue([job.data], probeAt, transaction);
+    });
+    if (probeAt.getTime() - Date.now() < POLL_MS)
+      setTimeout(() => this.queue.wake(), Math.max(0, probeAt.getTime() - Date.now())).unref();
+    return true;
   }
 
   /** A webhook's row, read with those other jobs ask for at the same moment (one query for them all). */

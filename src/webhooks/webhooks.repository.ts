@@ -309,6 +309,15 @@ export class WebhooksRepository {
     return deleted;
   }
 
+  /** When the webhook's latest recorded attempt started; null when it has none. */
+  async lastAttemptAt(webhookId: string): Promise<Date | null> {
+    const [row] = await this.dataSource.query<{ at: Date }[]>(
+      `SELECT d.at FROM webhook_deliveries d WHERE d.webhook_id = $1 ORDER BY d.at DESC, d.id DESC LIMIT 1`,
+      [webhookId],
+    );
+    return row?.at ?? null;
+  }
+
   /**
    * Runs `work` under a savepoint of `manager`'s transaction: when it throws, its own statements alone are
    * rolled back, and the transaction goes on.
