@@ -22,6 +22,15 @@ async function main(): Promise<void> {
   service.logger.info(`Module administration service listening on ${service.url}/api`);
   if (config.swaggerEnabled) service.logger.info(`API documentation at ${service.url}/api/docs`);
 
+  // The last line of defence: background work (webhook deliveries, the feed's listener, retention) handles its
+  // own failures; one that still escapes as a rejection is logged, and the process keeps serving instead of
+  // exiting, which a restart would only repeat (docs/webhooks.md, "Faults").
+  process.on('unhandledRejection', (reason: unknown) => {
+    service.logger.error(
+      { err: reason },
+      'Unhandled rejection in background work (the service keeps running)',
+    );
+  });
   releaseShutdownSignals();
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {

@@ -1,11 +1,13 @@
 import { jest } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
 import { Metrics } from '../src/observability/metrics.js';
+import { Transactions } from '../src/database/transactions.js';
 import { WebhookDeliverer } from '../src/webhooks/webhook-deliverer.js';
 import { HostResolver } from '../src/webhooks/webhook-url.js';
 import { useTestApp } from './support/app.js';
 import { makeUser, tokenFor } from './support/factories.js';
 import { eventually, startReceiver, verified } from './support/webhook-receiver.js';
+import { waitFor } from './support/wait-for.js';
 
 const LOOPBACK = {
   backgroundWorkers: true,
@@ -82,10 +84,20 @@ describe('Webhooks (/api/webhooks)', () => {
     it.each([
       [{ types: ['*'] }, 'url must be an absolute http(s) URL of at most 2048 characters'],
       [{ url: 'not a url', types: ['*'] }, 'url must be an absolute http(s) URL of at most 2048 characters'],
+      [{ url: 42, types: ['*'] }, 'url must be an absolute http(s) URL of at most 2048 characters'],
       [
-        { url: 'ftp://example.edu/x', types: ['*'] },
+        { url: `http://127.0.0.1/${'x'.repeat(2040)}`, types: ['*'] },
         'url must be an absolute http(s) URL of at most 2048 characters',
       ],
+      // Another scheme, credentials, a control character anywhere: a URL that is not allowed.
+      [{ url: 'ftp://example.edu/x', types: ['*'] }, 'Webhook URL is not allowed'],
+      [{ url: 'file:///etc/passwd', types: ['*'] }, 'Webhook URL is not allowed'],
+      [{ url: 'http://127.0.0.1/a\u0000b', types: ['*'] }, 'Webhook URL is not allowed'],
+      [{ url: 'http://127.0.0.1\u0000.evil/x', types: ['*'] }, 'Webhook URL is not allowed'],
+      [{ url: 'http://127.0.0.1/a\tb', types: ['*'] }, 'Webhook URL is not allowed'],
+      [{ url: 'http://127.0.0.1/a\u001bb', types: ['*'] }, 'Webhook URL is not allowed'],
+      [{ url: 'http://127.0.0.1/a\u0085b', types: ['*'] }, 'Webhook URL is not allowed'],
+      [{ url: 'http://user:secret@127.0.0.1/x', types: ['*'] }, 'Webhook URL is not allowed'],
       [{ url: 'https://example.edu/x' }, 'types must be a non-empty array of at most 16 event types'],
       [
         { url: 'https://example.edu/x', types: [] },
@@ -150,6 +162,21 @@ describe('Webhooks (/api/webhooks)', () => {
         ['webhook.create', { url: 'http://127.0.0.1:9/a', types: ['*'], enabled: true }],
         ['webhook.delete', { url: 'http://127.0.0.1:9/a', types: ['*'], enabled: true }],
       ]);
+    });
+
+    it('keeps webhook URLs in the audit trail without their query string (a token there is not kept a year)', async () => {
+      const secretUrl = 'http://127.0.0.1:9/hook?token=s3cr3t&x=1#frag';
+      const { id } = (await create({ url: secretUrl, types: ['*'] })).body.data;
+      expect((await api.get(`/api/webhooks/${id}`, { token })).body.data.url).toBe(secretUrl);
+      await api.put(`/api/webhooks/${id}`, { token, body: { url: 'http://127.0.0.1:9/other?key=k2' } });
+      await api.delete(`/api/webhooks/${id}`, { token });
+      const events = (await api.get('/api/audit?target_type=webhook&sort=at', { token })).body.data.events;
+      expect(events.map((event: any) => [event.action, event.summary])).toEqual([
+        ['webhook.create', { url: 'http://127.0.0.1:9/hook', types: ['*'], enabled: true }],
+        ['webhook.update', { url: { from: 'http://127.0.0.1:9/hook', to: 'http://127.0.0.1:9/other' } }],
+        ['webhook.delete', { url: 'http://127.0.0.1:9/other', types: ['*'], enabled: true }],
+      ]);
+      expect(JSON.stringify(events)).not.toMatch(/s3cr3t|k2/);
     });
   });
 
@@ -397,7 +424,7 @@ describe('Webhooks (/api/webhooks)', () => {
 
     it('disables a webhook whose deliveries keep failing for the whole window, with an audit event', async () => {
       const target = await receiver(() => 500);
-      const created = (await create({ url: target.url, types: ['*'] })).body.data;
+      const created = (await create({ url: `${target.url}?token=s3cr3t`, types: ['*'] })).body.data;
       // The failure streak began more than 3 days ago (scaled: about 26 s); one more failure disables it.
       await app.dataSource.query(
         `UPDATE webhooks SET failing_since = now() - interval '1 hour' WHERE id = $1`,
@@ -448,6 +475,11 @@ describe('Webhook URL rules in production mode', () => {
     'https://[::1]/hook',
     'https://[::ffff:127.0.0.1]/hook',
     'https://[::ffff:a9fe:a9fe]/hook',
+    'https://[::ffff:0:127.0.0.1]/hook',
+    'https://[::ffff:0:a9fe:a9fe]/hook',
+    'https://[64:ff9b::a9fe:a9fe]/hook',
+    'https://[64:ff9b:1::a9fe:a9fe]/hook',
+    'https://[64:ff9b:1:a9fe:a9:fe00::]/hook',
     'https://[fd00::1]/hook',
     'https://[fe80::1]/hook',
     'https://224.0.0.1/hook',
@@ -507,10 +539,105 @@ describe('Webhook URL rules in production mode', () => {
         error: 'Webhook URL is not allowed',
       });
       expect(rows.every((row) => row.error === 'Webhook URL is not allowed')).toBe(true);
-      expect(lookup).toHaveBeenCalledWith('rebind.example.edu');
+      expect(lookup.mock.calls.every(([host]) => host === 'rebind.example.edu')).toBe(true);
+      expect(lookup.mock.calls.length).toBeGreaterThanOrEqual(2);
       expect(target.received).toHaveLength(0);
     } finally {
       await target.close();
+    }
+  });
+});
+
+describe('Webhook delivery log retention with a short interactive bound', () => {
+  // Every interactive statement must end within 300 ms; the prune works under the long bound, in batches.
+  const { app, api } = useTestApp({ ...LOOPBACK, dbStatementTimeoutMs: 300, dbQueryTimeoutMs: 2000 });
+
+  it('prunes a large backlog of old attempts batch by batch, keeping the recent ones', async () => {
+    await app.reset();
+    const token = tokenFor(await makeUser(app.dataSource, { admin: true }));
+    const { id } = (
+      await api.post('/api/webhooks', { token, body: { url: 'http://127.0.0.1:9/a', types: ['*'] } })
+    ).body.data;
+    const old = 250_000;
+    await app.service.app.get(Transactions).runLong(async (transaction) => {
+      await transaction.query(
+        `INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, attempt, at, outcome, duration_ms)
+         SELECT $1, 'old-' || g, 'module.created', 1, now() - interval '40 days', 'delivered', 5
+         FROM generate_series(1, $2::int) g`,
+        [id, old],
+      );
+      await transaction.query(
+        `INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, attempt, at, outcome, duration_ms)
+         VALUES ($1, 'new', 'module.created', 1, now() - interval '1 day', 'delivered', 5)`,
+        [id],
+      );
+    });
+    expect(await app.service.app.get(WebhookDeliverer).prune()).toBe(old);
+    const [left] = await app.dataSource.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1`,
+      [id],
+    );
+    expect(left.n).toBe(1);
+  });
+});
+
+describe('Webhook circuit breaker', () => {
+  // Scaled by 0.01: the pause after 24 hours of failures is 864 s, a probe round every 15 minutes is 9 s.
+  const { app, api } = useTestApp({ ...LOOPBACK, webhooks: { ...LOOPBACK.webhooks, retryScale: 0.01 } });
+
+  it('holds a webhook failing for 24 hours until its next probe round, and a delivered probe ends the pause', async () => {
+    await app.reset();
+    const token = tokenFor(await makeUser(app.dataSource, { admin: true }));
+    const pausedTarget = await startReceiver();
+    const failingTarget = await startReceiver();
+    try {
+      const paused = (
+        await api.post('/api/webhooks', { token, body: { url: pausedTarget.url, types: ['*'] } })
+      ).body.data;
+      await api.post('/api/webhooks', { token, body: { url: failingTarget.url, types: ['*'] } });
+      // One failing for a (scaled) day and a half, its last attempt just now; the other for a minute only.
+      await app.dataSource.query(
+        `UPDATE webhooks SET failing_since = now() - CASE WHEN id = $1 THEN interval '1300 seconds'
+                                                          ELSE interval '60 seconds' END`,
+        [paused.id],
+      );
+      await app.dataSource.query(
+        `INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, attempt, at, outcome, status_code, duration_ms)
+         VALUES ($1, 'earlier', 'module.created', 1, now(), 'retrying', 500, 5)`,
+        [paused.id],
+      );
+      const user = await api.post('/api/users', {
+        token,
+        body: { username: 'breaker.case', email: 'breaker@example.edu', password: 'a-long-password-1' },
+      });
+      expect(user.status).toBe(201);
+      // The webhook failing for a minute only is not paused: it gets the event at once.
+      await failingTarget.waitFor((got) => got.length === 1);
+      // The paused one's job waits for the probe round (put back, not sent, not recorded)...
+      const [held] = await waitFor(
+        () =>
+          app.dataSource
+            .query<{ start_after: Date }[]>(
+              `SELECT start_after FROM pgboss.job WHERE name = 'webhook-delivery' AND state = 'created'
+               AND data->>'webhookId' = $1`,
+              [String(paused.id)],
+            )
+            .then((rows) => (rows.length === 1 ? rows : undefined)),
+        { what: "the paused webhook's job put back" },
+      );
+      expect(held.start_after.getTime()).toBeGreaterThan(Date.now() + 5000);
+      expect(pausedTarget.received).toHaveLength(0);
+      expect((await api.get(`/api/webhooks/${paused.id}/deliveries`, { token })).body.data.total).toBe(1);
+      // ...and is sent then; delivered, it ends the pause.
+      await pausedTarget.waitFor((got) => got.length === 1, 20_000);
+      const after = await eventually(async () => {
+        const res = await api.get(`/api/webhooks/${paused.id}`, { token });
+        return res.body.data.failing_since === null ? res.body.data : undefined;
+      });
+      expect(after.enabled).toBe(true);
+    } finally {
+      await pausedTarget.close();
+      await failingTarget.close();
     }
   });
 });

@@ -464,6 +464,8 @@ export const EXAMPLES = {
     lockDispatchPosition: { args: [TX] },
     skipUnwantedEvents: { args: [500] },
     saveDispatchPosition: { args: [POSITION, TX] },
-    pruneDeliveriesBefore: { args: [AT] },
+    pruneDeliveriesBefore: { args: [AT, 10_000, TX] },
+    lastAttemptAt: { args: ['301'] },
+    underSavepoint: { args: [TX, () => Promise.resolve(true)] },
   },
 };

@@ -30,6 +30,15 @@ describe('isForbiddenAddress', () => {
     '::127.0.0.1',
     '64:ff9b::a9fe:a9fe',
     '2002:7f00:1::',
+    '64:ff9b::10.0.0.1',
+    '64:ff9b::127.0.0.1',
+    '64:ff9b:1::a9fe:a9fe',
+    '64:ff9b:1:808:8:800::',
+    '64:ff9b:1::808:808',
+    '::ffff:0:127.0.0.1',
+    '::ffff:0:a9fe:a9fe',
+    '::ffff:0:10.1.2.3',
+    '::ffff:0:0:1',
     'not an address',
   ])('refuses %s', (address) => {
     expect(isForbiddenAddress(address)).toBe(true);
@@ -47,6 +56,8 @@ describe('isForbiddenAddress', () => {
     '2a00:1450:4001:80b::200e',
     '::ffff:8.8.8.8',
     '64:ff9b::808:808',
+    '64:ff9b::8.8.8.8',
+    '::ffff:0:8.8.8.8',
     '2002:808:808::1',
     '203.0.113.10',
     '2001:db8::1',
@@ -59,6 +70,8 @@ describe('isForbiddenAddress', () => {
     expect(embeddedIpv4('::ffff:c0a8:1')).toBe('192.168.0.1');
     expect(embeddedIpv4('64:ff9b::c0a8:1')).toBe('192.168.0.1');
     expect(embeddedIpv4('2002:c0a8:1::')).toBe('192.168.0.1');
+    expect(embeddedIpv4('::ffff:0:192.168.0.1')).toBe('192.168.0.1');
+    expect(embeddedIpv4('::ffff:0:c0a8:1')).toBe('192.168.0.1');
     expect(embeddedIpv4('2606:4700::1')).toBeUndefined();
   });
 });

@@ -28,6 +28,9 @@ for (const [network, prefix] of [
   ['::1', 128], // loopback
   ['100::', 64], // discard
   ['2001::', 23], // IETF protocol assignments (Teredo and others)
+  // Local-use NAT64 (RFC 8215): translates to the site's own IPv4 networks, with the IPv4 address at any of
+  // several prefix lengths, so the whole block is refused rather than decoded one way.
+  ['64:ff9b:1::', 48],
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
   ['fec0::', 10], // site-local (deprecated)
@@ -58,6 +61,7 @@ export function embeddedIpv4(address: string): string | undefined {
   const g = ipv6Groups(address);
   const zeros = (from: number, to: number) => g.slice(from, to).every((group) => group === 0);
   if (zeros(0, 5) && g[5] === 0xffff) return ipv4Of(g[6], g[7]); // ::ffff:a.b.c.d (mapped)
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return ipv4Of(g[6], g[7]); // ::ffff:0:a.b.c.d (translated)
   if (zeros(0, 6) && (g[6] !== 0 || g[7] > 1)) return ipv4Of(g[6], g[7]); // ::a.b.c.d (compatible)
   if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return ipv4Of(g[6], g[7]); // NAT64
   if (g[0] === 0x2002) return ipv4Of(g[1], g[2]); // 6to4

@@ -13,14 +13,28 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { withAdvisoryLock } from '../database/database.js';
 import { jobDbOf } from '../database/pg-boss-db.js';
 import { type Transaction } from '../database/transactions.js';
-import { type OutgoingEvent } from './webhook-sender.js';
+import { type OutgoingEvent, safeText } from './webhook-sender.js';
 
 const DELIVERY_QUEUE = 'webhook-delivery';
 /** pg-boss's tables live in a schema of their own, beside the service's. */
 const SCHEMA = 'pgboss';
-/** Workers per replica, each taking up to BATCH_SIZE jobs at a time and attempting them concurrently. */
-const WORKERS = 2;
-const BATCH_SIZE = 25;
+/** Attempts in flight per replica, all webhooks together. */
+const IN_FLIGHT = 128;
+/**
+ * Attempts in flight per replica for one webhook: a receiver that hangs or trickles holds at most this many,
+ * and every other webhook's jobs are still taken (docs/webhooks.md, "Isolation").
+ */
+const IN_FLIGHT_PER_WEBHOOK = 8;
+/** An idle replica looks for due jobs this often (new jobs and retries due soon wake it sooner). */
+const POLL_MS = 1000;
+/** Fetches start at least this far apart, so attempts ending one by one are refilled together. */
+const FETCH_GAP_MS = 5;
+/**
+ * What one job may take beyond its attempt's deadline: reading the webhook and recording the attempt, each
+ * under the interactive database bound (5 s), and a margin. Past the deadline plus this, a job still active is
+ * taken to belong to a dead replica and is handed to another, so it must exceed the real worst case.
+ */
+const JOB_OVERHEAD_SECONDS = 15;
 /** Arbitrary, fixed (beside the migrations' and the first administrator's): replicas create the queue in turn. */
 const QUEUE_SETUP_LOCK = 7_240_002;
 
@@ -40,23 +54,33 @@ export interface QueuedJob {
 }
 
 /**
- * The deliveries' job queue: pg-boss 10 on the service's PostgreSQL (docs/decisions.md). A job is fetched by one
- * replica at a time (`FOR UPDATE SKIP LOCKED`); one whose replica dies stays active until it expires (the
- * attempt's timeout plus a margin), and pg-boss's maintenance then hands it to another replica.
+ * The deliveries' job queue: pg-boss 10 on the service's PostgreSQL (docs/decisions.md), worked by a loop of our
+ * own. Jobs are taken one by one as slots free up (at most {@link IN_FLIGHT} per replica, and
+ * {@link IN_FLIGHT_PER_WEBHOOK} per webhook, `FOR UPDATE SKIP LOCKED`: one replica per job), and each job ends on
+ * its own: no attempt waits for another's receiver, and a webhook whose attempts fill its slots leaves the others'
+ * jobs to be taken. A job whose replica dies stays active until it expires (the attempt's deadline plus a
+ * margin), and pg-boss's maintenance then hands it to another replica. pg-boss's own `work()` is not used: it
+ * runs a batch as one, and completes or fails it with promises nobody awaits (a failure there was an unhandled
+ * rejection that ended the process).
  */
 @Injectable()
 export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger('WebhookQueue');
   private readonly boss: PgBoss;
-  private readonly workerIds: string[] = [];
   private readonly expireInSeconds: number;
   private readonly stopping = new AbortController();
+  /** Attempts in flight on this replica, by webhook id. */
+  private readonly busy = new Map<string, number>();
+  private readonly running = new Set<Promise<void>>();
+  private loop: Promise<void> | undefined;
+  private woken = false;
+  private wakeLoop: (() => void) | undefined;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {
-    this.expireInSeconds = Math.ceil(config.webhooks.timeoutMs / 1000) + 5;
+    this.expireInSeconds = Math.ceil(config.webhooks.timeoutMs / 1000) + JOB_OVERHEAD_SECONDS;
     this.boss = new PgBoss({
       // The database the service settled on at boot (DATABASE_URL, or the embedded one).
       connectionString: (dataSource.options as { url?: string }).url,
@@ -70,7 +94,8 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
       // Expired jobs are noticed within one interval; the maintenance runs on one replica at a time.
       maintenanceIntervalSeconds: Math.min(this.expireInSeconds, 60),
     });
-    this.boss.on('error', (error: Error) => this.logger.warn(`Job queue: ${error.message}`));
+    // pg-boss reports its own background failures (maintenance, its pool) here; they never end the process.
+    this.boss.on('error', (error: Error) => this.logger.warn(`Job queue: ${safeText(error.message)}`));
   }
 
   async onModuleInit(): Promise<void> {
@@ -102,6 +127,8 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
       jobs.map((data) => ({
         name: DELIVERY_QUEUE,
         data,
+        // Per job, so a queue created by an older version (with a shorter expiry) gets the current one.
+        expireInSeconds: this.expireInSeconds,
         ...(startAfter ? { startAfter: startAfter.toISOString() } : {}),
       })),
       { db: jobDbOf(transaction) },
@@ -113,26 +140,129 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
     await this.boss.complete(DELIVERY_QUEUE, id, {}, { db: jobDbOf(transaction) });
   }
 
-  /** Starts this replica's workers. */
-  async work(handler: (jobs: QueuedJob[]) => Promise<void>): Promise<void> {
-    for (let i = 0; i < WORKERS; i++) {
-      let id = '';
-      id = await this.boss.work<DeliveryJob>(
-        DELIVERY_QUEUE,
-        { batchSize: BATCH_SIZE, pollingIntervalSeconds: 1 },
-        async (jobs) => {
-          await handler(jobs.map((job) => ({ id: job.id, data: job.data })));
-          // A full batch: more are probably waiting, so fetch again without the polling pause.
-          if (jobs.length === BATCH_SIZE) this.boss.notifyWorker(id);
-        },
-      );
-      this.workerIds.push(id);
+  /**
+   * Hands a job back unfinished (shutdown, or its attempt could not be recorded): pg-boss runs it again soon,
+   * on any replica, with the same attempt number. Never throws: a job not handed back expires instead.
+   */
+  async release(id: string, reason: string): Promise<void> {
+    try {
+      await this.boss.fail(DELIVERY_QUEUE, id, { reason: safeText(reason) });
+    } catch (error) {
+      this.logger.warn(`Could not hand back webhook job ${id}: ${safeText(String(error))}`);
     }
   }
 
-  /** Wakes this replica's idle workers (new jobs were just committed). */
+  /**
+   * Starts this replica's loop: every job taken is passed to `handler` at once, on its own. The handler should
+   * not throw; if it does, the job is handed back and the loop goes on.
+   */
+  work(handler: (job: QueuedJob) => Promise<unknown>): void {
+    this.loop ??= this.run(handler);
+  }
+
+  /** Wakes this replica's loop (new jobs were just committed, a retry is due, a slot freed up). */
   wake(): void {
-    for (const id of this.workerIds) this.boss.notifyWorker(id);
+    this.woken = true;
+    this.wakeLoop?.();
+  }
+
+  private async run(handler: (job: QueuedJob) => Promise<unknown>): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      const started = Date.now();
+      this.woken = false;
+      let more = false;
+      try {
+        more = await this.fill(handler);
+      } catch (error) {
+        this.logger.warn(`Taking webhook jobs failed: ${safeText(String(error))}`);
+      }
+      if (!more && !this.woken) await this.pause(POLL_MS);
+      await this.pause(FETCH_GAP_MS - (Date.now() - started), true);
+    }
+  }
+
+  /** Takes what the free slots allow and starts each job; true when a full take suggests more are waiting. */
+  private async fill(handler: (job: QueuedJob) => Promise<unknown>): Promise<boolean> {
+    const free = IN_FLIGHT - this.running.size;
+    if (free <= 0) return false;
+    const full = [...this.busy].filter(([, n]) => n >= IN_FLIGHT_PER_WEBHOOK).map(([id]) => id);
+    const jobs = await this.take(free, full);
+    for (const job of jobs) this.start(job, handler);
+    return jobs.length === free;
+  }
+
+  private start(job: QueuedJob, handler: (job: QueuedJob) => Promise<unknown>): void {
+    const webhook = job.data.webhookId;
+    this.busy.set(webhook, (this.busy.get(webhook) ?? 0) + 1);
+    const done: Promise<void> = (async () => {
+      try {
+        await handler(job);
+      } catch (error) {
+        this.logger.warn(`Webhook job ${job.id} failed: ${safeText(String(error))}`);
+        await this.release(job.id, 'The attempt could not be completed');
+      }
+    })().finally(() => {
+      const left = (this.busy.get(webhook) ?? 1) - 1;
+      if (left <= 0) this.busy.delete(webhook);
+      else this.busy.set(webhook, left);
+      this.running.delete(done);
+      this.wake();
+    });
+    this.running.add(done);
+  }
+
+  /**
+   * pg-boss's fetch, with two rules of ours: none of the webhooks in `full` (their slots are taken), and no
+   * webhook more jobs than its free slots. The same state change as pg-boss's own fetch (active, started,
+   * retry count), so its expiry and retries work unchanged.
+   */
+  private async take(limit: number, full: string[]): Promise<QueuedJob[]> {
+    const inFlight = Object.fromEntries(this.busy);
+    const result = await this.boss.getDb().executeSql(
+      `WITH next AS (
+         SELECT id, data->>'webhookId' AS webhook_id, created_on
+         FROM ${SCHEMA}.job
+         WHERE name = $1 AND state < 'active' AND start_after < now()
+           AND NOT (data->>'webhookId' = ANY ($3::text[]))
+         ORDER BY priority DESC, created_on, id
+         LIMIT $2
+         FOR UPDATE SKIP LOCKED
+       ),
+       ranked AS (
+         SELECT id, webhook_id, row_number() OVER (PARTITION BY webhook_id ORDER BY created_on, id) AS n
+         FROM next
+       )
+       UPDATE ${SCHEMA}.job j SET
+         state = 'active',
+         started_on = now(),
+         retry_count = CASE WHEN j.started_on IS NOT NULL THEN j.retry_count + 1 ELSE j.retry_count END
+       FROM ranked
+       WHERE j.name = $1 AND j.id = ranked.id
+         AND ranked.n <= $4::int - coalesce(($5::jsonb ->> ranked.webhook_id)::int, 0)
+       RETURNING j.id, j.data`,
+      [DELIVERY_QUEUE, limit, full, IN_FLIGHT_PER_WEBHOOK, JSON.stringify(inFlight)],
+    );
+    return (result.rows as { id: string; data: DeliveryJob }[]).map((row) => ({
+      id: row.id,
+      data: row.data,
+    }));
+  }
+
+  /** Until `ms` have passed, the loop is woken (unless `sleepThrough`), or the service stops. */
+  private async pause(ms: number, sleepThrough = false): Promise<void> {
+    if (ms <= 0 || this.stopping.signal.aborted) return;
+    const signal = this.stopping.signal;
+    await new Promise<void>((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', finish);
+        resolve();
+      };
+      const timer = setTimeout(finish, ms);
+      if (!sleepThrough) this.wakeLoop = finish;
+      signal.addEventListener('abort', finish, { once: true });
+    });
+    this.wakeLoop = undefined;
   }
 
   /** The time of the oldest event still waiting for a delivery (a job not yet completed or given up). */
@@ -155,7 +285,9 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping.abort();
-    // The aborted batches fail their jobs, which pg-boss retries later (on any replica) with the same attempt.
+    await this.loop;
+    // The interrupted attempts hand their jobs back, which pg-boss retries later (on any replica).
+    await Promise.all(this.running);
     await this.boss.stop({ graceful: true, wait: true, timeout: this.expireInSeconds * 1000 });
   }
 }

@@ -14,16 +14,31 @@ import { DeliveryQueue, type QueuedJob } from './delivery-queue.js';
 import { RetrySchedule } from './retry-schedule.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { TEST_EVENT_TYPE } from './webhook-types.js';
-import { type AttemptResult, post, signedRequest } from './webhook-sender.js';
+import { type AttemptResult, post, safeText, signedRequest } from './webhook-sender.js';
 import { WebhookUrlRules } from './webhook-url.js';
-import { WebhookUrlNotAllowed, WEBHOOK_URL_NOT_ALLOWED_MESSAGE } from './webhook.errors.js';
-import { WebhooksRepository } from './webhooks.repository.js';
+import { HostNotResolved, WebhookUrlNotAllowed, WEBHOOK_URL_NOT_ALLOWED_MESSAGE } from './webhook.errors.js';
+import { urlForAudit } from './webhook-audit.js';
+import { type WebhookRow, WebhooksRepository } from './webhooks.repository.js';
 
-/** The workers' polling interval (DeliveryQueue). */
+/** The queue loop's polling interval (DeliveryQueue). */
 const POLL_MS = 1000;
 const DAY_MS = 86_400_000;
+/** Delivery attempts deleted per transaction by the retention prune. */
+const PRUNE_BATCH = 10_000;
 
 type DeliveryOutcome = 'delivered' | 'retrying' | 'failed';
+
+interface AttemptEntry {
+  job: QueuedJob;
+  startedAt: Date;
+  result: AttemptResult;
+  next: Date | null;
+  outcome: DeliveryOutcome;
+}
+
+/** Attempts recorded together at most, and recording transactions at once, per replica. */
+const RECORD_GROUP = 50;
+const RECORDERS = 2;
 
 /**
  * The workers' side: makes one attempt per job, records it, and in the same transaction schedules the next
@@ -35,6 +50,16 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
   private readonly logger = new Logger('WebhookDelivery');
   private readonly schedule: RetrySchedule;
   private pruneTimer: NodeJS.Timeout | undefined;
+  private readonly toRecord: {
+    entry: AttemptEntry;
+    resolve: (fresh: boolean) => void;
+    reject: (error: Error) => void;
+  }[] = [];
+  private recorders = 0;
+  private readonly lookups = new Map<
+    string,
+    { resolve: (row: WebhookRow | null) => void; reject: (error: Error) => void }[]
+  >();
 
   constructor(
     private readonly queue: DeliveryQueue,
@@ -49,7 +74,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
     this.schedule = new RetrySchedule(config.webhooks.retryScale);
   }
 
-  async onApplicationBootstrap(): Promise<void> {
+  onApplicationBootstrap(): void {
     // Read at scrape time on pg-boss's own pool (and the dispatcher's memory), never the request pool.
     this.metrics.reportOldestUndelivered(async () => {
       const times = [await this.queue.oldestPending(), this.dispatcher.backlogSince].filter(
@@ -72,13 +97,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
       // Unref'd: the daily prune never keeps the process alive on shutdown.
       this.pruneTimer = setInterval(() => void run(), DAY_MS).unref();
     }
-    await this.queue.work(async (jobs) => {
-      await this.deliverAll(jobs).catch((error: unknown) => {
-        // pg-boss fails the batch's jobs and runs them again later; attempts recorded already are not repeated.
-        this.logger.warn(`Recording webhook deliveries failed: ${String(error)}`);
-        throw error;
-      });
-    });
+    this.queue.work((job) => this.deliver(job));
   }
 
   onApplicationShutdown(): void {
@@ -89,67 +108,171 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
   async prune(now = new Date()): Promise<number> {
     const days = this.config.eventRetentionDays;
     if (days === 0) return 0;
-    return this.webhooks.pruneDeliveriesBefore(new Date(now.getTime() - days * DAY_MS));
+    const cutoff = new Date(now.getTime() - days * DAY_MS);
+    // In batches, each a transaction of its own under the long bound: a large backlog (a first prune, a
+    // retention shortened) shrinks batch by batch instead of failing whole at the interactive bound.
+    let total = 0;
+    for (;;) {
+      const deleted = await this.transactions.runLong((transaction) =>
+        this.webhooks.pruneDeliveriesBefore(cutoff, PRUNE_BATCH, transaction),
+      );
+      total += deleted;
+      if (deleted < PRUNE_BATCH || this.queue.stopSignal.aborted) return total;
+    }
   }
 
   /**
-   * One batch: every attempt at once (none holds a database connection while it waits for a receiver), then
-   * one transaction records them all, schedules the retries and completes the jobs. A replica that dies before
-   * that commit leaves the batch's jobs active; pg-boss hands them to another replica once they expire, which
-   * attempts them again (at least once; receivers dedupe on webhook-id). Never throws for a receiver's failure.
+   * One job: its attempt, then one transaction of its own that records it, schedules the retry (or gives up),
+   * keeps the webhook's failure streak and completes the job. Jobs run side by side and each ends on its own,
+   * so no attempt waits for another webhook's receiver and a recording that fails touches only its own job
+   * (handed back, so its attempt is made again later: the at-least-once case). A replica that dies before the
+   * commit leaves the job active; pg-boss hands it to another replica once it expires. Never throws.
    */
-  async deliverAll(jobs: QueuedJob[]): Promise<DeliveryOutcome[]> {
-    const webhooks = new Map(
-      (await this.webhooks.findByIds([...new Set(jobs.map((job) => job.data.webhookId))])).map((row) => [
-        String(row.id),
-        row,
-      ]),
-    );
-    // Deleted or turned off meanwhile: its pending deliveries are dropped (a test event still goes out).
-    const live = jobs.filter((job) => {
-      const webhook = webhooks.get(job.data.webhookId);
-      return webhook !== undefined && (webhook.enabled || job.data.event.type === TEST_EVENT_TYPE);
-    });
-    const attempts = await Promise.all(
-      live.map(async (job) => {
-        const webhook = webhooks.get(job.data.webhookId)!;
-        const startedAt = new Date();
-        const result = await this.attempt(webhook.url, webhook.secret, job, startedAt);
-        const next = result.delivered
-          ? null
-          : this.schedule.nextAttemptAt(job.data.attempt, new Date(job.data.firstAt), new Date());
-        const outcome: DeliveryOutcome = result.delivered ? 'delivered' : next ? 'retrying' : 'failed';
-        return { job, startedAt, result, next, outcome };
-      }),
-    );
-    // Cut short by shutdown: nothing is recorded, and pg-boss retries the jobs (the same attempts) later.
-    if (this.queue.stopSignal.aborted) throw new Error('Webhook deliveries interrupted by shutdown');
-    const recorded = await this.transactions.run(async (transaction) => {
-      const fresh: typeof attempts = [];
-      for (const entry of attempts) if (await this.record(entry, transaction)) fresh.push(entry);
-      for (const job of jobs) await this.queue.complete(job.id, transaction);
-      return fresh;
-    });
-    for (const { next, outcome } of recorded) {
+  async deliver(job: QueuedJob): Promise<DeliveryOutcome | null> {
+    try {
+      const webhook = await this.webhookOf(job.data.webhookId);
+      // Deleted or turned off meanwhile: its pending deliveries are dropped (a test event still goes out).
+      if (!webhook || (!webhook.enabled && job.data.event.type !== TEST_EVENT_TYPE)) {
+        await this.transactions.run((transaction) => this.queue.complete(job.id, transaction));
+        return null;
+      }
+      if (await this.heldByBreaker(job, webhook)) return null;
+      const startedAt = new Date();
+      const result = await this.attempt(webhook.url, webhook.secret, job, startedAt);
+      // Cut short by shutdown: nothing is recorded, and pg-boss retries the job (the same attempt) later.
+      if (this.queue.stopSignal.aborted) {
+        await this.queue.release(job.id, 'Interrupted by shutdown');
+        return null;
+      }
+      const next = result.delivered
+        ? null
+        : this.schedule.nextAttemptAt(job.data.attempt, new Date(job.data.firstAt), new Date());
+      const outcome: DeliveryOutcome = result.delivered ? 'delivered' : next ? 'retrying' : 'failed';
+      const entry = { job, startedAt, result, next, outcome };
+      let fresh: boolean;
+      try {
+        fresh = await this.recordSoon(entry);
+      } catch (error) {
+        // Whatever in the answer made the row fail (nothing should: it is made safe), the attempt is kept
+        // without it, in a transaction of its own, rather than made again.
+        this.logger.warn(
+          `Recording webhook ${webhook.id}'s attempt failed, kept without the answer: ${safeText(String(error))}`,
+        );
+        const bare = {
+          ...result,
+          responseExcerpt: null,
+          error: result.error === null ? null : 'Not recorded',
+        };
+        fresh = await this.transactions.run((transaction) =>
+          this.record({ ...entry, result: bare }, transaction),
+        );
+      }
+      if (!fresh) return null;
       this.metrics.webhookDelivery(outcome);
-      // A retry due before the workers' next poll (the schedule shrunk for tests) wakes them when it is due.
+      // A retry due before the loop's next poll (the schedule shrunk for tests) wakes it when it is due.
       if (next && next.getTime() - Date.now() < POLL_MS)
         setTimeout(() => this.queue.wake(), Math.max(0, next.getTime() - Date.now())).unref();
+      return outcome;
+    } catch (error) {
+      this.logger.warn(`Webhook delivery job ${job.id} not recorded: ${safeText(String(error))}`);
+      await this.queue.release(job.id, 'The attempt could not be recorded');
+      return null;
     }
-    return recorded.map((entry) => entry.outcome);
+  }
+
+  /**
+   * The circuit breaker: a webhook failing for 24 hours without a delivered attempt is paused. Its jobs then
+   * wait for the next probe round (15 minutes after its latest attempt): such a job is not sent and not
+   * recorded, but put back, the same attempt, to start then. A delivered probe ends the failure streak, and
+   * with it the pause. A test event is never held. The 3-day disable is unchanged.
+   */
+  private async heldByBreaker(job: QueuedJob, webhook: WebhookRow): Promise<boolean> {
+    const now = new Date();
+    if (job.data.event.type === TEST_EVENT_TYPE || !this.schedule.paused(webhook.failing_since, now))
+      return false;
+    const last = await this.webhooks.lastAttemptAt(String(webhook.id));
+    const probeAt = last === null ? now : this.schedule.nextProbeAt(last);
+    if (probeAt <= now) return false;
+    await this.transactions.run(async (transaction) => {
+      await this.queue.complete(job.id, transaction);
+      await this.queue.enqueue([job.data], probeAt, transaction);
+    });
+    if (probeAt.getTime() - Date.now() < POLL_MS)
+      setTimeout(() => this.queue.wake(), Math.max(0, probeAt.getTime() - Date.now())).unref();
+    return true;
+  }
+
+  /** A webhook's row, read with those other jobs ask for at the same moment (one query for them all). */
+  private webhookOf(id: string): Promise<WebhookRow | null> {
+    return new Promise((resolve, reject) => {
+      const waiting = this.lookups.get(id) ?? [];
+      waiting.push({ resolve, reject });
+      this.lookups.set(id, waiting);
+      if (this.lookups.size === 1 && waiting.length === 1) setImmediate(() => void this.lookUpPending());
+    });
+  }
+
+  private async lookUpPending(): Promise<void> {
+    const batch = new Map(this.lookups);
+    this.lookups.clear();
+    try {
+      const rows = await this.webhooks.findByIds([...batch.keys()]);
+      const byId = new Map(rows.map((row) => [String(row.id), row]));
+      for (const [id, waiting] of batch) for (const { resolve } of waiting) resolve(byId.get(id) ?? null);
+    } catch (error) {
+      for (const waiting of batch.values()) for (const { reject } of waiting) reject(error as Error);
+    }
+  }
+
+  /**
+   * Records an attempt with the others that ended meanwhile: one transaction for the group (a transaction
+   * per attempt made the recording, not the receivers, the bound on throughput), each attempt under a
+   * savepoint of its own, so one that fails is rolled back alone and rejected, and the others are kept.
+   */
+  private recordSoon(entry: AttemptEntry): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.toRecord.push({ entry, resolve, reject });
+      void this.recordPending();
+    });
+  }
+
+  private async recordPending(): Promise<void> {
+    if (this.recorders >= RECORDERS) return;
+    this.recorders++;
+    try {
+      while (this.toRecord.length > 0) {
+        const group = this.toRecord.splice(0, RECORD_GROUP);
+        let results: (boolean | Error)[];
+        try {
+          results = await this.transactions.run(async (transaction) => {
+            const each: (boolean | Error)[] = [];
+            for (const { entry } of group) {
+              try {
+                each.push(
+                  await this.webhooks.underSavepoint(transaction, () => this.record(entry, transaction)),
+                );
+              } catch (error) {
+                each.push(error instanceof Error ? error : new Error(String(error)));
+              }
+            }
+            return each;
+          });
+        } catch (error) {
+          results = group.map(() => (error instanceof Error ? error : new Error(String(error))));
+        }
+        group.forEach(({ resolve, reject }, i) => {
+          const result = results[i];
+          if (result instanceof Error) reject(result);
+          else resolve(result);
+        });
+      }
+    } finally {
+      this.recorders--;
+    }
   }
 
   /** Records one attempt and its consequences; false when this attempt was recorded already. */
-  private async record(
-    entry: {
-      job: QueuedJob;
-      startedAt: Date;
-      result: AttemptResult;
-      next: Date | null;
-      outcome: DeliveryOutcome;
-    },
-    transaction: Transaction,
-  ): Promise<boolean> {
+  private async record(entry: AttemptEntry, transaction: Transaction): Promise<boolean> {
     const { job, startedAt, result, next, outcome } = entry;
     const { webhookId, event, attempt } = job.data;
     const fresh = await this.webhooks.recordAttempt(
@@ -168,6 +291,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
       },
       transaction,
     );
+    await this.queue.complete(job.id, transaction);
     if (!fresh) return false;
     if (result.delivered) {
       await this.webhooks.markDelivered(webhookId, transaction);
@@ -183,7 +307,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
           action: 'webhook.disable',
           targetType: 'webhook',
           targetIds: [disabled.id],
-          summary: { url: disabled.url, types: disabled.types, enabled: false },
+          summary: { url: urlForAudit(disabled.url), types: disabled.types, enabled: false },
         },
       );
       this.logger.warn(`Webhook ${disabled.id} disabled: its deliveries have failed for 3 days`);
@@ -191,26 +315,27 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
     return true;
   }
 
+  /**
+   * One attempt under one deadline (WEBHOOK_TIMEOUT_MS) covering the DNS lookup, the connection and the answer:
+   * fresh DNS answers, checked again, and the connection goes to the address checked.
+   */
   private async attempt(url: string, secret: string, job: QueuedJob, now: Date): Promise<AttemptResult> {
     const started = performance.now();
+    const { timeoutMs } = this.config.webhooks;
+    const deadline = AbortSignal.any([this.queue.stopSignal, AbortSignal.timeout(timeoutMs)]);
+    const whyEnded = () =>
+      this.queue.stopSignal.aborted ? 'Interrupted by shutdown' : `No answer within ${timeoutMs} ms`;
+    const took = () => Math.round(performance.now() - started);
     try {
-      // Fresh DNS answers, checked again; the connection goes to the address checked.
-      const target = await this.rules.check(url);
-      return await post(
-        target,
-        signedRequest(secret, job.data.event, now),
-        this.config.webhooks.timeoutMs,
-        this.queue.stopSignal,
-      );
+      const target = await this.rules.check(url, deadline);
+      const result = await post(target, signedRequest(secret, job.data.event, now), deadline, whyEnded);
+      return { ...result, durationMs: took() };
     } catch (error) {
-      if (!(error instanceof WebhookUrlNotAllowed)) throw error;
-      return {
-        delivered: false,
-        statusCode: null,
-        error: WEBHOOK_URL_NOT_ALLOWED_MESSAGE,
-        durationMs: Math.round(performance.now() - started),
-        responseExcerpt: null,
-      };
+      const failed = { delivered: false, statusCode: null, responseExcerpt: null, durationMs: took() };
+      if (error instanceof HostNotResolved)
+        return { ...failed, error: deadline.aborted ? whyEnded() : `Host name not resolved (${error.code})` };
+      if (error instanceof WebhookUrlNotAllowed) return { ...failed, error: WEBHOOK_URL_NOT_ALLOWED_MESSAGE };
+      throw error;
     }
   }
 }

@@ -13,6 +13,7 @@ import { ChangeEventsRepository, type StoredChangeEvent } from '../events/change
 import { encodeCursor } from '../events/feed-cursor.js';
 import { type DeliveryJob, DeliveryQueue } from './delivery-queue.js';
 import { takes } from './webhook-types.js';
+import { safeText } from './webhook-sender.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 
 /** Events read and turned into jobs per transaction. */
@@ -21,6 +22,8 @@ const BATCH = 500;
 const IDLE_POLL_MS = 60_000;
 /** Without notifications (the listener reconnecting), an idle replica reads this often. */
 const UNLISTENED_POLL_MS = 1000;
+/** After a failed round. */
+const FAILED_POLL_MS = 1000;
 /** Events are there but not safe to serve yet (an older transaction is still running): look again soon. */
 const PENDING_POLL_MS = 50;
 /**
@@ -81,7 +84,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       try {
         result = await this.dispatchOnce();
       } catch (error) {
-        this.logger.warn(`Dispatching change events to webhooks failed: ${String(error)}`);
+        this.logger.warn(`Dispatching change events to webhooks failed: ${safeText(String(error))}`);
       }
       if (result && result.jobs > 0) this.queue.wake();
       if (result && result.dispatched === BATCH) {
@@ -89,8 +92,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         continue;
       }
       // No notification comes when an older transaction ends and makes waiting events safe: poll while pending.
-      const pause =
-        result?.pending || result?.busy
+      // A round that failed (the database away, a statement refused) is tried again soon, not at the next
+      // notification: the events it left are waiting.
+      const pause = !result
+        ? FAILED_POLL_MS
+        : result.pending || result.busy
           ? PENDING_POLL_MS
           : this.notifications.connected
             ? IDLE_POLL_MS

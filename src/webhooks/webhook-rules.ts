@@ -11,18 +11,25 @@ export const TYPES_MESSAGE = `types must be a non-empty array of at most ${TYPES
 export const DESCRIPTION_MESSAGE = `description must be a string of at most ${DESCRIPTION_MAX} characters, or null`;
 export const ENABLED_MESSAGE = 'enabled must be true or false';
 
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
+
 function urlProblem(value: unknown): string | undefined {
   if (typeof value !== 'string' || [...value].length > URL_MAX) return URL_MESSAGE;
+  // A control character, or a URL of another scheme, is a URL that is not allowed (the service's check).
+  if (CONTROL.test(value)) return undefined;
   try {
-    const url = new URL(value);
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') return URL_MESSAGE;
+    new URL(value);
   } catch {
     return URL_MESSAGE;
   }
   return undefined;
 }
 
-/** A parsable http(s) URL; whether it may be used (scheme setting, addresses) is the service's check. */
+/**
+ * A string of at most 2048 characters that parses as a URL; whether it may be used (scheme, credentials,
+ * control characters, addresses) is the service's check: 400 `Webhook URL is not allowed`.
+ */
 export function IsWebhookUrl() {
   return ValidateBy({
     name: 'isWebhookUrl',

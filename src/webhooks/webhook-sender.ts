@@ -4,10 +4,32 @@ import { type LookupFunction } from 'node:net';
 import { Webhook as Signer } from 'standardwebhooks';
 import { type CheckedUrl } from './webhook-url.js';
 
-/** How much of a receiver's answer is read; the first {@link EXCERPT_CHARS} characters of it are kept. */
-const READ_LIMIT = 1024;
+/**
+ * How much of a receiver's answer is read (then the connection is closed, whatever is left of it); the first
+ * {@link EXCERPT_CHARS} characters of that are kept.
+ */
+export const READ_LIMIT = 1024;
 const EXCERPT_CHARS = 200;
 const USER_AGENT = 'module-admin-service-webhooks/1';
+
+const UNSAFE =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * Text safe to store in a PostgreSQL text column and to show: no NUL or other control character (but tab and
+ * line breaks) and no lone UTF-16 surrogate (which has no UTF-8 form); each becomes U+FFFD. A receiver's answer
+ * may hold any bytes (UTF-16, gzip, binary): invalid UTF-8 is already U+FFFD once decoded.
+ */
+export function safeText(text: string): string {
+  return text.replace(UNSAFE, '\uFFFD');
+}
+
+/** The stored start of an answer: its first bytes decoded as UTF-8, made safe, at most EXCERPT_CHARS characters. */
+export function excerptOf(bytes: Buffer): string | null {
+  const text = [...safeText(bytes.toString('utf8'))].slice(0, EXCERPT_CHARS).join('');
+  return text === '' ? null : text;
+}
 
 export interface OutgoingEvent {
   /** `webhook-id`: the event id, the same on every attempt, for the receiver to dedupe on. */
@@ -42,16 +64,16 @@ export function signedRequest(secret: string, event: OutgoingEvent, now: Date) {
 /**
  * One POST to a checked URL. The connection goes to the address that was checked, whatever the host name
  * resolves to by now (no second DNS lookup that a rebinding server could answer differently); TLS still
- * verifies the certificate against the host name. Redirects are not followed; the whole attempt, answer
- * included, is bounded by `timeoutMs`.
+ * verifies the certificate against the host name. Redirects are not followed. At most READ_LIMIT bytes of the
+ * answer are read, then the socket is destroyed. `deadline` ends the attempt (its reason says why: the
+ * attempt's own time bound, or shutdown); it covers the whole attempt, answer included.
  */
 export function post(
   target: CheckedUrl,
   request: { body: string; headers: Record<string, string> },
-  timeoutMs: number,
-  signal?: AbortSignal,
-): Promise<AttemptResult> {
-  const started = performance.now();
+  deadline: AbortSignal,
+  whyEnded: () => string,
+): Promise<Omit<AttemptResult, 'durationMs'>> {
   const pinned: LookupFunction = (_hostname, options, callback) => {
     const { address, family } = target.address;
     if (options.all)
@@ -59,15 +81,14 @@ export function post(
     else callback(null, address, family);
   };
   const client = target.url.protocol === 'https:' ? https : http;
-  return new Promise<AttemptResult>((resolve) => {
+  return new Promise((resolve) => {
     let settled = false;
     const finish = (result: Omit<AttemptResult, 'durationMs'>) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', interrupted);
+      deadline.removeEventListener('abort', ended);
       outgoing.destroy();
-      resolve({ ...result, durationMs: Math.round(performance.now() - started) });
+      resolve(result);
     };
     const outgoing = client.request(
       target.url,
@@ -75,23 +96,22 @@ export function post(
         method: 'POST',
         agent: false,
         lookup: pinned,
+        // Never asked for a compressed answer; one that comes anyway is kept as the bytes it is.
         headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
       },
       (response) => {
         const status = response.statusCode ?? 0;
         const chunks: Buffer[] = [];
         let length = 0;
-        const done = () => {
-          const excerpt = Buffer.concat(chunks).toString('utf8').slice(0, EXCERPT_CHARS);
+        const done = () =>
           finish({
             delivered: status >= 200 && status < 300,
             statusCode: status,
             error: null,
-            responseExcerpt: excerpt === '' ? null : excerpt,
+            responseExcerpt: excerptOf(Buffer.concat(chunks).subarray(0, READ_LIMIT)),
           });
-        };
         response.on('data', (chunk: Buffer) => {
-          chunks.push(chunk);
+          chunks.push(chunk.subarray(0, READ_LIMIT - length));
           length += chunk.length;
           if (length >= READ_LIMIT) done();
         });
@@ -99,28 +119,18 @@ export function post(
         response.on('error', done);
       },
     );
-    const timer = setTimeout(
-      () =>
-        finish({
-          delivered: false,
-          statusCode: null,
-          error: `No answer within ${timeoutMs} ms`,
-          responseExcerpt: null,
-        }),
-      timeoutMs,
-    );
     outgoing.on('error', (error: NodeJS.ErrnoException) =>
       finish({
         delivered: false,
         statusCode: null,
-        error: (error.code ?? error.message).slice(0, 200),
+        error: safeText(error.code ?? error.message).slice(0, 200),
         responseExcerpt: null,
       }),
     );
-    const interrupted = () =>
-      finish({ delivered: false, statusCode: null, error: 'Interrupted by shutdown', responseExcerpt: null });
-    if (signal?.aborted) interrupted();
-    signal?.addEventListener('abort', interrupted, { once: true });
-    outgoing.end(request.body);
+    const ended = () =>
+      finish({ delivered: false, statusCode: null, error: whyEnded(), responseExcerpt: null });
+    if (deadline.aborted) ended();
+    else deadline.addEventListener('abort', ended, { once: true });
+    if (!settled) outgoing.end(request.body);
   });
 }

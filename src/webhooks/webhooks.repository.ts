@@ -296,11 +296,42 @@ export class WebhooksRepository {
     );
   }
 
-  async pruneDeliveriesBefore(cutoff: Date): Promise<number> {
-    const [, deleted] = await this.dataSource.query<[unknown[], number]>(
-      `DELETE FROM webhook_deliveries WHERE at < $1`,
-      [cutoff],
+  /**
+   * Deletes up to `limit` attempts older than `cutoff` (oldest first, by the `at` index), in `manager`'s
+   * transaction; how many it deleted.
+   */
+  async pruneDeliveriesBefore(cutoff: Date, limit: number, manager: EntityManager): Promise<number> {
+    const [, deleted] = await manager.query<[unknown[], number]>(
+      `DELETE FROM webhook_deliveries WHERE id IN (
+         SELECT id FROM webhook_deliveries WHERE at < $1 ORDER BY at LIMIT $2
+       )`,
+      [cutoff, limit],
     );
     return deleted;
+  }
+
+  /** When the webhook's latest recorded attempt started; null when it has none. */
+  async lastAttemptAt(webhookId: string): Promise<Date | null> {
+    const [row] = await this.dataSource.query<{ at: Date }[]>(
+      `SELECT d.at FROM webhook_deliveries d WHERE d.webhook_id = $1 ORDER BY d.at DESC, d.id DESC LIMIT 1`,
+      [webhookId],
+    );
+    return row?.at ?? null;
+  }
+
+  /**
+   * Runs `work` under a savepoint of `manager`'s transaction: when it throws, its own statements alone are
+   * rolled back, and the transaction goes on.
+   */
+  async underSavepoint<T>(manager: EntityManager, work: () => Promise<T>): Promise<T> {
+    await manager.query('SAVEPOINT attempt');
+    try {
+      const result = await work();
+      await manager.query('RELEASE SAVEPOINT attempt');
+      return result;
+    } catch (error) {
+      await manager.query('ROLLBACK TO SAVEPOINT attempt');
+      throw error;
+    }
   }
 }

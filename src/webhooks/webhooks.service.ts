@@ -7,6 +7,7 @@ import { Transactions } from '../database/transactions.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { type CreateWebhookDto } from './dto/create-webhook.dto.js';
 import { type UpdateWebhookDto } from './dto/update-webhook.dto.js';
+import { auditView, urlForAudit } from './webhook-audit.js';
 import { normaliseTypes } from './webhook-rules.js';
 import { TEST_EVENT_TYPE } from './webhook-types.js';
 import { WebhookUrlRules } from './webhook-url.js';
@@ -35,9 +36,6 @@ export interface DeliveryPage {
 
 /** `whsec_` + base64 of 24 random bytes (the Standard Webhooks secret format). */
 const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
-
-/** What the audit trail records of a webhook: never the secret. */
-const auditView = (row: WebhookRow) => ({ url: row.url, types: row.types, enabled: row.enabled });
 
 /** Webhook management (docs/api.md §12). Deliveries happen elsewhere (WebhookDeliverer), never here. */
 @Injectable()
@@ -101,8 +99,13 @@ export class WebhooksService {
       if (!row) return null;
       const summary: Record<string, unknown> = {};
       for (const field of ['url', 'types', 'description', 'enabled'] as const) {
-        if (changes[field] !== undefined && JSON.stringify(before[field]) !== JSON.stringify(row[field]))
-          summary[field] = { from: before[field], to: row[field] };
+        if (changes[field] === undefined || JSON.stringify(before[field]) === JSON.stringify(row[field]))
+          continue;
+        // The URL without its query string: a receiver's token there is not kept for a year.
+        summary[field] =
+          field === 'url'
+            ? { from: urlForAudit(before.url), to: urlForAudit(row.url) }
+            : { from: before[field], to: row[field] };
       }
       await this.audit.record(transaction, context, {
         action: 'webhook.update',

@@ -125,13 +125,34 @@ void test('behind the ingress: client addresses from one proxy hop, and only the
   assert.ok(
     Object.entries(policy.spec.podSelector.matchLabels).every(([key, value]) => labels[key] === value),
   );
-  assert.deepEqual(policy.spec.policyTypes, ['Ingress']);
+  assert.deepEqual(policy.spec.policyTypes, ['Ingress', 'Egress']);
   assert.equal(policy.spec.ingress.length, 1);
   const [rule] = policy.spec.ingress;
   assert.deepEqual(rule.ports, [{ protocol: 'TCP', port: 'http' }]);
   assert.equal(rule.from.length, 1);
   assert.ok(rule.from[0].namespaceSelector?.matchLabels, 'admits one namespace (the ingress controller)');
   assert.equal(rule.from[0].ipBlock, undefined);
+});
+
+void test('egress: DNS, PostgreSQL and HTTPS to public addresses, nothing else', () => {
+  const policy = one('NetworkPolicy');
+  const ports = policy.spec.egress.map((rule) => rule.ports.map((p) => `${p.protocol}/${p.port}`).join(','));
+  assert.deepEqual(ports, ['UDP/53,TCP/53', 'TCP/5432', 'TCP/443']);
+  const https = policy.spec.egress[2].to;
+  assert.ok(
+    https.every((peer) => peer.ipBlock),
+    'HTTPS by address only',
+  );
+  const excepted = https.flatMap((peer) => peer.ipBlock.except);
+  for (const block of [
+    '10.0.0.0/8',
+    '172.16.0.0/12',
+    '192.168.0.0/16',
+    '169.254.0.0/16',
+    '127.0.0.0/8',
+    'fc00::/7',
+  ])
+    assert.ok(excepted.includes(block), `HTTPS not to ${block}`);
 });
 
 void test('files outlive a pod and are shared by the replicas: STORAGE_DIR on a ReadWriteMany claim', () => {

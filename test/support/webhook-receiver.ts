@@ -9,8 +9,14 @@ export interface Received {
   at: number;
 }
 
-/** What the receiver answers to its n-th request (0-based): a status, or 'hang' to never answer. */
-export type Behaviour = (n: number, request: Received) => number | 'hang';
+/**
+ * What the receiver answers to its n-th request (0-based): a status, 'hang' to never answer, or a function
+ * that answers itself (any bytes, at any pace).
+ */
+export type Behaviour = (
+  n: number,
+  request: Received,
+) => number | 'hang' | ((response: http.ServerResponse) => void);
 
 /**
  * A webhook receiver on loopback, as a campus system would run one: records every request it gets and answers
@@ -33,7 +39,10 @@ export async function startReceiver(behaviour: Behaviour = () => 200) {
       received.push(entry);
       for (const wake of waiters) wake();
       if (answer === 'hang') hanging.add(response);
-      else response.writeHead(answer, { 'content-type': 'text/plain' }).end(answer < 300 ? 'ok' : 'no');
+      else if (typeof answer === 'function') {
+        hanging.add(response);
+        answer(response);
+      } else response.writeHead(answer, { 'content-type': 'text/plain' }).end(answer < 300 ? 'ok' : 'no');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
