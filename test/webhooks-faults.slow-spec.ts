@@ -6,10 +6,16 @@ import { gzipSync } from 'node:zlib';
 import pg from 'pg';
 import { CHANGE_EVENTS_CHANNEL } from '../src/events/change-events.repository.js';
 import { scratchDatabase, TEST_JWT_SECRET } from './support/app.js';
-import { makeUser, tokenFor } from './support/factories.js';
+import { type Database, makeUser, tokenFor } from './support/factories.js';
 import { request } from './support/http.js';
 import { eventually, startReceiver } from './support/webhook-receiver.js';
 import { waitFor } from './support/wait-for.js';
+
+/** A pg client as the factories' Database (their `query` answers the rows). */
+const asDatabase = (client: pg.Client): Database =>
+  ({
+    query: (sql: string, params?: unknown[]) => client.query(sql, params).then((r) => r.rows),
+  }) as unknown as Database;
 
 /**
  * Nothing a receiver answers, and no failure of the background work (dispatch, the job queue, recording,
@@ -102,9 +108,7 @@ describe('webhook delivery under faults (the service as its own process)', () =>
 
   it('lives through receivers answering NUL, UTF-16, gzip and invalid UTF-8, records them, and a healthy receiver gets every event', async () => {
     const service = await startChild();
-    const token = tokenFor(
-      await makeUser({ query: (sql, params) => db.query(sql, params).then((r) => r.rows) }, { admin: true }),
-    );
+    const token = tokenFor(await makeUser(asDatabase(db), { admin: true }));
     const utf16 = await receiver(
       () => (response) =>
         response.writeHead(200, { 'content-type': 'text/plain; charset=utf-16le' }).end('O\0K\0'),
@@ -184,9 +188,7 @@ describe('webhook delivery under faults (the service as its own process)', () =>
       await db.query(`CREATE TRIGGER ${name} ${on} FOR EACH ROW EXECUTE FUNCTION fault_once('${name}')`);
     }
     const service = await startChild();
-    const token = tokenFor(
-      await makeUser({ query: (sql, params) => db.query(sql, params).then((r) => r.rows) }, { admin: true }),
-    );
+    const token = tokenFor(await makeUser(asDatabase(db), { admin: true }));
     // One receiver fails its first answers, so the failure streak and a retry are written too.
     const flaky = await receiver((n) => (n < 2 ? 500 : 200));
     const created = await request(service.url, 'POST', '/api/webhooks', {

@@ -86,7 +86,7 @@ class FakeUrlRules extends WebhookUrlRules {
 /** Records the jobs enqueued, with their transaction, and the wake-ups. */
 class FakeQueue extends DeliveryQueue {
   readonly enqueued: { jobs: readonly DeliveryJob[]; transaction: Transaction }[] = [];
-  woken = 0;
+  wakeUps = 0;
 
   constructor() {
     super(config, new DataSource({ type: 'postgres', url: 'postgres://unused@127.0.0.1:1/unused' }));
@@ -102,7 +102,7 @@ class FakeQueue extends DeliveryQueue {
   }
 
   override wake(): void {
-    this.woken++;
+    this.wakeUps++;
   }
 }
 
@@ -257,7 +257,7 @@ describe('WebhooksService', () => {
         firstAt: expect.any(String),
       },
     ]);
-    expect(queue.woken).toBe(1);
+    expect(queue.wakeUps).toBe(1);
     await expect(service.sendTest('99')).rejects.toThrow(WebhookNotFound);
     expect(queue.enqueued).toHaveLength(1);
   });
