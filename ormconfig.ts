@@ -18,6 +18,7 @@ import { PasswordlessUsers1764200000000 } from './src/database/migrations/176420
 import { ModuleStatsAtCommit1764300000000 } from './src/database/migrations/1764300000000-ModuleStatsAtCommit.js';
 import { FeedHorizon1764410000000 } from './src/database/migrations/1764410000000-FeedHorizon.js';
 import { MembershipLifecycle1764600000000 } from './src/database/migrations/1764600000000-MembershipLifecycle.js';
+import { ModuleSearchLower1764700000000 } from './src/database/migrations/1764700000000-ModuleSearchLower.js';
 import { SsoBinding1764400000000 } from './src/database/migrations/1764400000000-SsoBinding.js';
 import { PeopleFields1764500000000 } from './src/database/migrations/1764500000000-PeopleFields.js';
 import { IntegrationTokens1764510000000 } from './src/database/migrations/1764510000000-IntegrationTokens.js';
@@ -60,6 +61,7 @@ export const migrations = [
   PeopleFields1764500000000,
   IntegrationTokens1764510000000,
   MembershipLifecycle1764600000000,
+  ModuleSearchLower1764700000000,
 ];
 
 /**

@@ -116,9 +116,18 @@ async function viewer(request, reply) {
 const ts = (column) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 const MODULE_JSON = `(SELECT row_to_json(x)::text FROM (SELECT m.id, m.code, m.year, m.description, m.credits,
   ${ts('m.created_at')} AS created_at, ${ts('m.updated_at')} AS updated_at) x)`;
-const USER_JSON = `(SELECT row_to_json(x)::text FROM (SELECT u.id, u.username, u.email, u.admin,
+const USER_JSON = `(SELECT row_to_json(x)::text FROM (SELECT u.id, u.username, u.email, u.given_name,
+  u.family_name, u.display_name, u.active, u.admin,
   ${ts('u.created_at')} AS created_at, ${ts('u.updated_at')} AS updated_at,
   CASE WHEN u.avatar_key <> '' THEN '/api/users/' || u.id || '/avatar' END AS avatar_url) x)`;
+
+// The membership lifecycle (docs/api.md §15), written out as plain predicates on the role row `r` (the columns of
+// the covering index ix_user_module_roles_member): effective `active` grants rights and is what /me lists by
+// default; effective `active` or `completed` lets a member read the module and see it in their list.
+const ACTIVE = (r) =>
+  `${r}.status = 'active' AND (${r}.starts_at IS NULL OR ${r}.starts_at <= now()) AND (${r}.ends_at IS NULL OR ${r}.ends_at > now())`;
+const READS = (r) =>
+  `${r}.status <> 'inactive' AND (${r}.status = 'completed' OR ${r}.ends_at <= now() OR ${r}.starts_at IS NULL OR ${r}.starts_at <= now())`;
 
 const SORT = {
   code: 'm.code',
@@ -141,13 +150,25 @@ function listStatement(shape) {
 function listSql({ member, query, sort }) {
   const where = [];
   if (member)
-    where.push(`EXISTS (SELECT 1 FROM user_module_roles r WHERE r.user_id = $3 AND r.module_id = m.id)`);
-  if (query) where.push(`(m.code ILIKE $${member ? 4 : 3} OR m.description ILIKE $${member ? 4 : 3})`);
+    where.push(
+      `EXISTS (SELECT 1 FROM user_module_roles r WHERE r.user_id = $3 AND r.module_id = m.id AND ${READS('r')})`,
+    );
+  // The text filter as lower(col) LIKE lower(pattern), on the trigram indexes of lower(code) and lower(description).
+  const p = `lower($${member ? 4 : 3})`;
+  if (query) where.push(`(lower(m.code) LIKE ${p} OR lower(m.description) LIKE ${p})`);
   const condition = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
   const order = [
     ...sort.map(({ column, descending }) => `${column} ${descending ? 'DESC' : 'ASC'} NULLS LAST`),
     'm.id ASC',
   ];
+  // An admin search in the default order: one statement, the total counted over the matches as the page is cut
+  // (count(*) OVER ()); measured faster than count-then-page when the matches are few (bench/search-plans.js). With
+  // a sort, the page walks the sort's index and stops, while the window would sort every match: count-then-page.
+  if (query && !member && sort.length === 0)
+    return `SELECT coalesce(max(total), (SELECT count(*) FROM modules m ${condition})) AS total,
+      coalesce(string_agg(${MODULE_JSON}, ','), '') AS items
+    FROM (SELECT m.*, count(*) OVER () AS total FROM modules m ${condition}
+          ORDER BY ${order.join(', ')} LIMIT $1 OFFSET $2) m`;
   return `SELECT (SELECT count(*) FROM modules m ${condition}) AS total,
     (SELECT coalesce(string_agg(p.j, ','), '') FROM (
        SELECT ${MODULE_JSON} AS j FROM modules m ${condition} ORDER BY ${order.join(', ')} LIMIT $1 OFFSET $2) p) AS items`;
@@ -206,7 +227,7 @@ const MINE_SQL = `SELECT
   coalesce(string_agg(j, ',' ORDER BY year DESC, code, id) FILTER (WHERE role = 'Lecturer'), '') AS l,
   coalesce(string_agg(j, ',' ORDER BY year DESC, code, id) FILTER (WHERE role = 'AssistantLecturer'), '') AS a
   FROM (SELECT r.role, m.year, m.code, m.id, ${MODULE_JSON} AS j
-        FROM user_module_roles r JOIN modules m ON m.id = r.module_id WHERE r.user_id = $1) mine`;
+        FROM user_module_roles r JOIN modules m ON m.id = r.module_id WHERE r.user_id = $1 AND ${ACTIVE('r')}) mine`;
 
 app.get('/api/modules/me', async (request, reply) => {
   const user = await viewer(request, reply);
@@ -222,7 +243,7 @@ app.get('/api/modules/me', async (request, reply) => {
 });
 
 const READ_SQL = `SELECT ${MODULE_JSON} AS module,
-    (SELECT r.role FROM user_module_roles r WHERE r.module_id = m.id AND r.user_id = $2) AS caller_role,
+    (SELECT r.role FROM user_module_roles r WHERE r.module_id = m.id AND r.user_id = $2 AND ${READS('r')}) AS caller_role,
     people.*
   FROM modules m
   CROSS JOIN LATERAL (SELECT
@@ -231,7 +252,7 @@ const READ_SQL = `SELECT ${MODULE_JSON} AS module,
     coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Tutor'), '') AS t,
     coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Student'), '') AS s
     FROM (SELECT r.role, lower(u.username) AS lu, u.id, ${USER_JSON} AS j
-          FROM user_module_roles r JOIN users u ON u.id = r.user_id WHERE r.module_id = m.id) people) people
+          FROM user_module_roles r JOIN users u ON u.id = r.user_id WHERE r.module_id = m.id AND ${ACTIVE('r')}) people) people
   WHERE m.id = $1`;
 
 app.get('/api/modules/:id', async (request, reply) => {

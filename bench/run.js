@@ -263,6 +263,33 @@ async function seed(databaseUrl, options) {
   }
 }
 
+/**
+ * The bare side searches with `lower(col) LIKE lower(pattern)` on trigram indexes of lower(code) and
+ * lower(description). The service's schema has them since migration ModuleSearchLower; against an older service
+ * (a "before" run) the bench creates them, so that the lean side always has the index its query needs.
+ */
+async function bareSearchIndexes(databaseUrl) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    for (const column of ['code', 'description']) {
+      const { rowCount } = await client.query(
+        `SELECT 1 FROM pg_indexes WHERE tablename = 'modules' AND indexdef LIKE $1`,
+        [`%gin (lower((${column})::text) gin_trgm_ops)%`],
+      );
+      if (rowCount === 0) {
+        log(`creating a trigram index on lower(${column}) for the bare side`);
+        await client.query(
+          `CREATE INDEX bench_modules_${column}_lower ON modules USING gin (lower(${column}) gin_trgm_ops)`,
+        );
+        await client.query(`ANALYZE modules`);
+      }
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 /** The records the routes are measured on, found in the generated data. */
 async function subjects(databaseUrl) {
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -624,6 +651,7 @@ async function benchAtScale(serverUrl, dbName, mode, jwtSecret) {
   cleanups.push(() => idp.stop());
   const servers = await startServers(databaseUrl, jwtSecret, idp);
   const seeded = await seed(databaseUrl, { scale: mode.scale, storageDir: servers.storageDir });
+  await bareSearchIndexes(databaseUrl);
   const found = await subjects(databaseUrl);
   const tokens = {
     admin: await login(servers.service.url, 'admin', ADMIN_PASSWORD),
@@ -906,6 +934,7 @@ async function curvePoint(serverUrl, scale, seconds, jwtSecret) {
   const databaseUrl = await createDatabase(serverUrl, `mas_bench_curve_${scale}_${process.pid}`);
   const servers = await startServers(databaseUrl, jwtSecret);
   const seeded = await seed(databaseUrl, { scale, usersScale: 5, withRoles: false });
+  await bareSearchIndexes(databaseUrl);
   const token = await login(servers.service.url, 'admin', ADMIN_PASSWORD);
   const headers = { authorization: `Bearer ${token}` };
   const point = { modules: seeded.modules, seedSeconds: seeded.seconds };

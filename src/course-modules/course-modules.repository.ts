@@ -79,6 +79,8 @@ function keptListSql(filter: ModuleListFilter, sql: string): string {
 
 /**
  * One row: `total`, and `items`, the page's Module JSON texts joined by commas in the page's order.
+ * The text filters are `lower(col) LIKE lower(pattern)`, which the trigram indexes on `lower(code)` and
+ * `lower(description)` serve (migration ModuleSearchLower; ILIKE's answers, a cheaper recheck per row).
  * Non-admins: the page and the count of their own modules (a few rows each). Admins: the page, an index walk,
  * beside `module_stats`: the unfiltered total is its `total`; a filtered one is counted only when `version`
  * differs from `knownVersion` (the count is an uncorrelated subquery, evaluated only when CASE needs it), and
@@ -95,9 +97,9 @@ export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
   }
   if (filter.query) {
     const pattern = params.add(containsPattern(filter.query));
-    conditions.push(`(m.code ILIKE ${pattern} OR m.description ILIKE ${pattern})`);
+    conditions.push(`(lower(m.code) LIKE lower(${pattern}) OR lower(m.description) LIKE lower(${pattern}))`);
   }
-  if (filter.code) conditions.push(`m.code ILIKE ${params.add(containsPattern(filter.code))}`);
+  if (filter.code) conditions.push(`lower(m.code) LIKE lower(${params.add(containsPattern(filter.code))})`);
   if (filter.year !== undefined) conditions.push(`m.year = ${params.add(filter.year)}`);
   const where = whereClause(conditions);
   const orderBy = orderByClause(filter.sort, 'm.id');

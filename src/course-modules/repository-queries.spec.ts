@@ -33,7 +33,7 @@ describe('moduleListQuery', () => {
       paging,
     });
     expect(squash(sql)).toContain(
-      '(m.code ILIKE $2 OR m.description ILIKE $2) AND m.code ILIKE $3 AND m.year = $4 ORDER BY m.year DESC NULLS LAST, m.id ASC LIMIT $5 OFFSET $6',
+      '(lower(m.code) LIKE lower($2) OR lower(m.description) LIKE lower($2)) AND lower(m.code) LIKE lower($3) AND m.year = $4 ORDER BY m.year DESC NULLS LAST, m.id ASC LIMIT $5 OFFSET $6',
     );
     expect(params).toEqual([1, "%50\\%\\_\\\\'%", '%cs%', 2026, 10, 10]);
   });
@@ -66,8 +66,10 @@ describe('moduleListQuery', () => {
           const placeholders = new Set(text.match(/\$\d+/g));
           expect(placeholders.size).toBe(params.length);
           expect(text.includes('user_module_roles')).toBe(filter.memberId !== undefined);
-          expect(text.includes('m.description ILIKE')).toBe(filter.query !== undefined);
-          expect(text.includes('m.code ILIKE')).toBe(filter.query !== undefined || filter.code !== undefined);
+          expect(text.includes('lower(m.description) LIKE')).toBe(filter.query !== undefined);
+          expect(text.includes('lower(m.code) LIKE')).toBe(
+            filter.query !== undefined || filter.code !== undefined,
+          );
           expect(text.includes('m.year =')).toBe(filter.year !== undefined);
           const order = sort
             .map((key) => `${key.column} ${key.descending ? 'DESC' : 'ASC'} NULLS LAST, `)
