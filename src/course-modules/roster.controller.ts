@@ -154,8 +154,12 @@ export class RosterController {
   ): Promise<WithMessage<RosterImportResult>> {
     const options = readImportOptions(query);
     await this.roster.assertMayImport(id, caller);
-    const columns = new Set<RosterOptionalColumn>();
-    const rows = await readCsvUpload(request, reply, ROSTER_COLUMNS, ROSTER_OPTIONAL_COLUMNS, columns);
+    const rows = await readCsvUpload(request, reply, ROSTER_COLUMNS, ROSTER_OPTIONAL_COLUMNS);
+    // The membership columns the file has (every row carries the same `absent` set, from the header).
+    const absent = rows[0]?.absent;
+    const columns = new Set<RosterOptionalColumn>(
+      ROSTER_OPTIONAL_COLUMNS.filter((name) => absent !== undefined && !absent.has(name)),
+    );
     const result = await this.roster.import(id, caller, rows, columns, options, context);
     return new WithMessage(result, options.dryRun ? 'Roster checked' : 'Roster imported');
   }

@@ -34,13 +34,12 @@ const QUOTED_CRLF = /\r\n/g;
  * too) and at most {@link CSV_MAX_COLUMNS} columns (400), a BOM ignored, `,`
  * or `;` as the header line uses, column names matched case-insensitively, blank lines skipped but counted.
  * `required` columns must be present (400 `Missing column: <name>`); `optional` ones read as '' when absent, and
- * `present`, when given, receives the optional columns the header has (to tell an absent column from empty cells).
+ * each row's `absent` names the optional columns the header lacks (to tell an absent column from empty cells).
  */
 export async function readCsv<R extends string, O extends string = never>(
   source: AsyncIterable<Buffer | string>,
   required: readonly R[],
   optional: readonly O[] = [],
-  present?: Set<O>,
 ): Promise<CsvRow<R | O>[]> {
   let lastLine = 0;
   let lastEmptyLines = 0;
@@ -105,7 +104,6 @@ export async function readCsv<R extends string, O extends string = never>(
         });
         const missing = required.find((name) => !columns.has(name));
         if (missing !== undefined) throw new MissingColumn(missing);
-        for (const name of optional) if (columns.has(name)) present?.add(name);
         absent = new Set(optional.filter((name) => !columns.has(name)));
         header = false;
         continue;

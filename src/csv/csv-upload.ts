@@ -90,10 +90,9 @@ export async function readCsvUpload<R extends string, O extends string = never>(
   reply: FastifyReply,
   required: readonly R[],
   optional: readonly O[] = [],
-  present?: Set<O>,
 ): Promise<CsvRow<R | O>[]> {
   try {
-    return await withCsvUpload(request, (source) => readCsv(source, required, optional, present));
+    return await withCsvUpload(request, (source) => readCsv(source, required, optional));
   } catch (error) {
     // A body refused before its end is not read further: the connection closes after the answer.
     if (!request.raw.readableEnded) void reply.header('connection', 'close');
