@@ -54,10 +54,6 @@ describe('the change event horizon', () => {
     await Promise.all(receivers.map((receiver) => receiver.close()));
     receivers = [];
   });
-  afterAll(async () => {
-    await foreign?.drop();
-  });
-
   const feedEnd = async (): Promise<string> => {
     for (let after: string | undefined; ;) {
       const res = await api.get(`/api/events?limit=1000${after ? `&after=${after}` : ''}`, { token });

@@ -47,7 +47,6 @@ describe('health', () => {
       await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
       await isolated.close();
       await admin.end();
-      await database.drop();
     }
   });
 

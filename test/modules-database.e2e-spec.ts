@@ -1,7 +1,12 @@
 import pg from 'pg';
 import { ModuleRole } from '../src/course-modules/module-role.js';
-import { type ScratchDatabase } from '../src/database/scratch-database.js';
-import { scratchDatabase, startTestApp, testDatabaseUrl, type TestApp } from './support/app.js';
+import {
+  type RunDatabase,
+  scratchDatabase,
+  startTestApp,
+  testDatabaseUrl,
+  type TestApp,
+} from './support/app.js';
 import { assignRole, makeModule, makeUser, tokenFor } from './support/factories.js';
 import { client, type Client } from './support/http.js';
 import { failure } from './support/modules-fixtures.js';
@@ -11,7 +16,7 @@ import { failure } from './support/modules-fixtures.js';
  * restart. The service runs on a database of its own, so blocking it affects nothing else.
  */
 describe('modules when the database fails', () => {
-  let database: ScratchDatabase;
+  let database: RunDatabase;
   let admin: pg.Client;
   let name: string;
   let app: TestApp;
@@ -36,7 +41,6 @@ describe('modules when the database fails', () => {
     await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
     await app.close();
     await admin.end();
-    await database.drop();
   });
 
   const reads = () =>

@@ -485,7 +485,8 @@ describe('POST /api/modules/rollover', () => {
   async function untilWaiting(prefix: string): Promise<void> {
     for (;;) {
       const [{ waiting }] = await app.dataSource.query(
-        `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+        `SELECT count(*)::int AS waiting FROM pg_stat_activity
+         WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`,
         [`${prefix}%`],
       );
       if (waiting > 0) return;

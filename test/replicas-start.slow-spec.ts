@@ -37,7 +37,6 @@ describe('replicas starting together on a new database', () => {
       expect(admins[0].n).toBe(1);
     } finally {
       await Promise.all(apps.map((app) => app.close()));
-      await database.drop();
     }
   });
 });

@@ -24,7 +24,6 @@ describe('schema drift between the migrations and the entities', () => {
   });
   afterAll(async () => {
     await dataSource?.destroy();
-    await database?.drop();
   });
 
   it('has no statement to run after the migrations', async () => {

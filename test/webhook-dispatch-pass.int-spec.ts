@@ -27,7 +27,6 @@ describe('the dispatcher passing over unwanted events, several at once', () => {
   });
   afterAll(async () => {
     await dataSource?.destroy();
-    await database?.drop();
   });
 
   const position = async () =>

@@ -45,7 +45,6 @@ describe('webhook delivery under faults (the service as its own process)', () =>
     for (const child of children) child.kill('SIGKILL');
     await Promise.all(receivers.map((receiver) => receiver.close()));
     await db?.end();
-    await database?.drop();
     await rm(dataDir, { recursive: true, force: true });
   });
 

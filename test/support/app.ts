@@ -25,17 +25,43 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The test database prepared by global-setup.ts (embedded, or a fresh one on DATABASE_URL's server). */
+/**
+ * This Jest worker's test database, one of those global-setup.ts prepared (on the embedded server, or fresh ones
+ * on DATABASE_URL's server): worker N uses the N-th, so files running at once in different workers never share
+ * rows.
+ */
 export function testDatabaseUrl(): string {
-  const url = process.env.TEST_DATABASE_URL;
-  if (!url) throw new Error('TEST_DATABASE_URL is not set: run the e2e tests through jest (global-setup.ts)');
+  const urls = process.env.TEST_DATABASE_URLS?.split(' ');
+  if (!urls)
+    throw new Error('TEST_DATABASE_URLS is not set: run the e2e tests through jest (global-setup.ts)');
+  const worker = Number(process.env.JEST_WORKER_ID ?? '1');
+  const url = urls[worker - 1];
+  if (!url)
+    throw new Error(
+      `No test database for Jest worker ${process.env.JEST_WORKER_ID} (${urls.length} prepared)`,
+    );
   return url;
 }
 
-/** A database of its own on the test database's server (`prefix` + a unique suffix), and how to drop it. */
-export function scratchDatabase(prefix: string): Promise<ScratchDatabase> {
-  return createScratchDatabase(testDatabaseUrl(), prefix);
+/** A database a test made for itself; the run drops it. */
+export type RunDatabase = Pick<ScratchDatabase, 'name' | 'url'>;
+
+/**
+ * A database of its own on the test database's server, named `prefix` + the run's tag + a unique suffix. The run
+ * drops it at its end (global-setup.ts says why not before), so a test need not.
+ */
+export async function scratchDatabase(prefix: string): Promise<RunDatabase> {
+  const tag = process.env.TEST_RUN_TAG;
+  if (!tag) throw new Error('TEST_RUN_TAG is not set: run the tests through jest (global-setup.ts)');
+  scratchCount += 1;
+  const { name, url } = await createScratchDatabase(
+    testDatabaseUrl(),
+    prefix,
+    `${prefix}_${tag}_${process.pid}_${scratchCount}`,
+  );
+  return { name, url };
 }
+let scratchCount = 0;
 
 /**
  * Boots the real service (AppModule on Fastify, every global provider) on a loopback port against the test
