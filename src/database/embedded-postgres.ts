@@ -91,11 +91,25 @@ async function clusterPassword(dataDir: string): Promise<string> {
   });
 }
 
+/** How the embedded cluster is used. */
+export interface EmbeddedPostgresOptions {
+  /**
+   * A cluster whose data nobody keeps (the test suite's, removed when the run ends): it skips what makes a commit
+   * survive a machine crash (`fsync`, `synchronous_commit`, `full_page_writes`), which changes no answer a client
+   * sees, only how long a commit or a `TRUNCATE` waits for the disk. The service's own cluster never sets it.
+   */
+  throwaway?: boolean;
+}
+
 /**
  * Starts a real PostgreSQL from the npm-packaged binaries under `<dataDir>/postgres`, listening on a free
  * loopback port only (no Unix socket), keeping its data across restarts.
  */
-export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  logger: Logger,
+  options: EmbeddedPostgresOptions = {},
+): Promise<EmbeddedDatabase> {
   await mkdir(dataDir, { recursive: true });
   const runAsPostgresUser = process.getuid?.() === 0;
   if (runAsPostgresUser) {
@@ -119,7 +133,12 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
     persistent: true,
     // PostgreSQL refuses to run as root; the library then runs it as a dedicated `postgres` user.
     createPostgresUser: runAsPostgresUser,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=on'],
+    postgresFlags: [
+      ...['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+      ...(options.throwaway
+        ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']
+        : ['-c', 'fsync=on']),
+    ],
     onLog: () => undefined,
     onError: (error) => logger.error(`embedded PostgreSQL: ${String(error)}`),
   });

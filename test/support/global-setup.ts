@@ -37,10 +37,12 @@ export default async function globalSetup(globalConfig: { maxWorkers: number }):
     server = { url: external, kind: 'external', stop: () => dropRunDatabases(external, tag) };
   } else {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'mas-test-db-'));
-    const embedded = (await startEmbeddedPostgres(dataDir, {
-      log: () => undefined,
-      error: (m: string) => console.error(m),
-    })) as { url: string; stop(): Promise<void> };
+    // A throwaway cluster: no fsync (src/database/embedded-postgres.ts says what that changes and what not).
+    const embedded = (await startEmbeddedPostgres(
+      dataDir,
+      { log: () => undefined, error: (m: string) => console.error(m) },
+      { throwaway: true },
+    )) as { url: string; stop(): Promise<void> };
     server = {
       url: embedded.url,
       kind: 'embedded',
