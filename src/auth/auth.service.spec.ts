@@ -1,11 +1,9 @@
 import { DataSource } from 'typeorm';
-import { type AuditEntry, type RequestContext } from '../audit/audit-actions.js';
-import { type AuditService } from '../audit/audit.service.js';
+import { type RequestContext } from '../audit/audit-actions.js';
 import { type AppConfig } from '../config/app-config.js';
-import { type Transaction, type Transactions } from '../database/transactions.js';
-import { type NewChangeEvent } from '../events/change-event-types.js';
-import { type ChangeEventsService } from '../events/change-events.service.js';
+import { type Transaction } from '../database/transactions.js';
 import { type Metrics } from '../observability/metrics.js';
+import { FakeAudit, FakeChangeEvents, FakeTransactions } from '../testing/fakes.js';
 import { type PasswordHasher } from '../users/password-hasher.js';
 import { type UserAccessCache } from '../users/user-access.cache.js';
 import { type User } from '../users/user.entity.js';
@@ -103,22 +101,6 @@ class FakeAccess implements Pick<UserAccessCache, 'invalidate'> {
   }
 }
 
-class FakeTransactions implements Pick<Transactions, 'run'> {
-  opened = 0;
-  run<T>(work: (transaction: Transaction) => Promise<T>): Promise<T> {
-    this.opened++;
-    return work(TRANSACTION);
-  }
-}
-
-class FakeAudit implements Pick<AuditService, 'record'> {
-  readonly entries: { inTransaction: boolean; context: RequestContext; entry: AuditEntry }[] = [];
-  record(manager: Transaction | undefined, context: RequestContext, entry: AuditEntry): Promise<void> {
-    this.entries.push({ inTransaction: manager === TRANSACTION, context, entry });
-    return Promise.resolve();
-  }
-}
-
 class FakeMetrics implements Pick<Metrics, 'loginThrottled'> {
   throttled = 0;
   loginThrottled(): void {
@@ -136,14 +118,6 @@ class FakeIdp implements Pick<IdpTokens, 'idpEndpoints'> {
   }
 }
 
-class FakeChangeEvents implements Pick<ChangeEventsService, 'record'> {
-  readonly events: { inTransaction: boolean; events: readonly NewChangeEvent[] }[] = [];
-  record(transaction: Transaction, events: readonly NewChangeEvent[]): Promise<void> {
-    this.events.push({ inTransaction: transaction === TRANSACTION, events });
-    return Promise.resolve();
-  }
-}
-
 const CONTEXT: RequestContext = { actorId: null, requestId: 'req-1', clientIp: '192.0.2.1' };
 
 function setup(config: Pick<AppConfig, 'oidc' | 'passwordLogin'> = { oidc: undefined, passwordLogin: true }) {
@@ -152,7 +126,7 @@ function setup(config: Pick<AppConfig, 'oidc' | 'passwordLogin'> = { oidc: undef
   const tokens = new FakeTokens();
   const throttle = new MemoryLoginThrottle();
   const access = new FakeAccess();
-  const transactions = new FakeTransactions();
+  const transactions = new FakeTransactions(TRANSACTION);
   const audit = new FakeAudit();
   const metrics = new FakeMetrics();
   const changeEvents = new FakeChangeEvents();
@@ -210,7 +184,7 @@ describe(AuthService.name, () => {
       });
       expect(audit.entries).toEqual([
         {
-          inTransaction: false,
+          transaction: undefined,
           context: CONTEXT,
           entry: {
             action: 'auth.login_failed',
@@ -311,13 +285,13 @@ describe(AuthService.name, () => {
       expect(session.user.updated_at).toBe(changes.updatedAt.toISOString());
       expect(audit.entries).toEqual([
         {
-          inTransaction: true,
+          transaction: TRANSACTION,
           context: CONTEXT,
           entry: { action: 'auth.password_change', targetType: 'user', targetIds: [7] },
         },
       ]);
-      expect(changeEvents.events).toEqual([
-        { inTransaction: true, events: [{ type: 'user.updated', data: session.user }] },
+      expect(changeEvents.recorded).toEqual([
+        { transaction: TRANSACTION, events: [{ type: 'user.updated', data: session.user }] },
       ]);
       expect(access.invalidated).toEqual([7]);
       // The old password no longer signs in, the new one does.

@@ -71,13 +71,18 @@ export class FakeTransactions extends Transactions {
 
 /** Records the audit entries, with the transaction (undefined: written on its own) and context of each. */
 export class FakeAudit extends AuditService {
-  readonly entries: { transaction: Transaction | undefined; context: RequestContext; entry: AuditEntry }[] = [];
+  readonly entries: { transaction: Transaction | undefined; context: RequestContext; entry: AuditEntry }[] =
+    [];
 
   constructor() {
     super(new AuditRepository(NO_DATABASE), DEFAULT_CONFIG);
   }
 
-  override record(transaction: Transaction | undefined, context: RequestContext, entry: AuditEntry): Promise<void> {
+  override record(
+    transaction: Transaction | undefined,
+    context: RequestContext,
+    entry: AuditEntry,
+  ): Promise<void> {
     this.entries.push({ transaction, context, entry });
     return Promise.resolve();
   }
