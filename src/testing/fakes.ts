@@ -124,21 +124,6 @@ export class FakeChangeEvents extends ChangeEventsService {
   }
 }
 
-/** A clock that stands still until a spec moves it. */
-export class FakeClock extends Clock {
-  constructor(private at = Date.parse('2026-11-21T08:00:00Z')) {
-    super();
-  }
-
-  override now(): number {
-    return this.at;
-  }
-
-  advance(milliseconds: number): void {
-    this.at += milliseconds;
-  }
-}
-
 /** A users repository on the unconnected data source: every call fails; fakes subclass it. */
 export const unconnectedUsersRepository = (): UsersRepository =>
   new UsersRepository(new Repository(User, NO_DATABASE.manager), DEFAULT_CONFIG);
