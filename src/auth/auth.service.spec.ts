@@ -1,17 +1,26 @@
-import { DataSource } from 'typeorm';
+import { JwtService } from '@nestjs/jwt';
+import { DataSource, Repository } from 'typeorm';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { type AppConfig } from '../config/app-config.js';
+import { Clock } from '../core/clock.js';
 import { type Transaction } from '../database/transactions.js';
-import { type Metrics } from '../observability/metrics.js';
-import { FakeAudit, FakeChangeEvents, FakeTransactions } from '../testing/fakes.js';
-import { type PasswordHasher } from '../users/password-hasher.js';
-import { type UserAccessCache } from '../users/user-access.cache.js';
-import { type User } from '../users/user.entity.js';
-import { type UserChanges, type UsersRepository } from '../users/users.repository.js';
+import { Metrics } from '../observability/metrics.js';
+import {
+  DEFAULT_CONFIG,
+  FakeAudit,
+  FakeChangeEvents,
+  FakeTransactions,
+  NO_DATABASE,
+  unconnectedUsersRepository,
+} from '../testing/fakes.js';
+import { PasswordHasher } from '../users/password-hasher.js';
+import { UserAccessCache } from '../users/user-access.cache.js';
+import { User as UserEntity, type User } from '../users/user.entity.js';
+import { type UserChanges, UsersRepository } from '../users/users.repository.js';
 import { AuthService } from './auth.service.js';
-import { type IdpTokens } from './idp-tokens.js';
+import { IdpTokens } from './idp-tokens.js';
 import { MemoryLoginThrottle } from './login-throttle.js';
-import { type IssuedToken, type TokenService } from './token.service.js';
+import { type IssuedToken, TokenService } from './token.service.js';
 
 /** The transaction the fake opens: a real, unconnected EntityManager, only ever compared by identity. */
 const TRANSACTION: Transaction = new DataSource({ type: 'postgres' }).manager;
@@ -41,16 +50,18 @@ function user(id: number, username: string, password: string | null, admin = fal
 }
 
 /** Stored users, looked up as the repository does (username case-insensitively); `failing` makes it throw. */
-class FakeUsers implements Pick<UsersRepository, 'findByUsername' | 'findById' | 'update'> {
+class FakeUsers extends UsersRepository {
   readonly looked: string[] = [];
   readonly updates: { id: string; changes: UserChanges; manager: Transaction | undefined }[] = [];
   failing = false;
   /** The row is gone when the update runs (deleted meanwhile). */
   deletedBeforeUpdate = false;
 
-  constructor(readonly rows: User[]) {}
+  constructor(readonly rows: User[]) {
+    super(new Repository(UserEntity, NO_DATABASE.manager), DEFAULT_CONFIG);
+  }
 
-  findByUsername(username: string): Promise<User | null> {
+  override findByUsername(username: string): Promise<User | null> {
     this.looked.push(username);
     if (this.failing) return Promise.reject(new Error('connection terminated'));
     return Promise.resolve(
@@ -58,11 +69,11 @@ class FakeUsers implements Pick<UsersRepository, 'findByUsername' | 'findById' |
     );
   }
 
-  findById(id: string | number): Promise<User | null> {
+  override findById(id: string | number): Promise<User | null> {
     return Promise.resolve(this.rows.find((row) => row.id === Number(id)) ?? null);
   }
 
-  update(id: string, changes: UserChanges, manager?: Transaction): Promise<User | null> {
+  override update(id: string, changes: UserChanges, manager?: Transaction): Promise<User | null> {
     this.updates.push({ id, changes, manager });
     const row = this.rows.find((candidate) => candidate.id === Number(id));
     if (!row || this.deletedBeforeUpdate) return Promise.resolve(null);
@@ -72,44 +83,62 @@ class FakeUsers implements Pick<UsersRepository, 'findByUsername' | 'findById' |
 }
 
 /** A hash is `hash:<password>`; every verification is recorded, the decoy's (no hash) too. */
-class FakeHasher implements Pick<PasswordHasher, 'verify' | 'hash'> {
-  readonly verified: (string | undefined)[] = [];
+class FakeHasher extends PasswordHasher {
+  verified: (string | undefined)[] = [];
 
-  hash(password: string): Promise<string> {
+  override hash(password: string): Promise<string> {
     return Promise.resolve(`hash:${password}`);
   }
 
-  verify(hash: string | undefined, password: string): Promise<boolean> {
+  override verify(hash: string | undefined, password: string): Promise<boolean> {
     this.verified.push(hash);
     return Promise.resolve(hash !== undefined && hash === `hash:${password}`);
   }
 }
 
-class FakeTokens implements Pick<TokenService, 'issue'> {
+class FakeTokens extends TokenService {
   readonly issued: { id: number; issuedAt: Date | undefined }[] = [];
 
-  issue(subject: { id: number; admin: boolean }, issuedAt?: Date): IssuedToken {
+  constructor() {
+    super(new JwtService(), DEFAULT_CONFIG);
+  }
+
+  override issue(subject: { id: number; admin: boolean }, issuedAt?: Date): IssuedToken {
     this.issued.push({ id: subject.id, issuedAt });
     return { token: `token-${subject.id}-${this.issued.length}`, expires_at: '2026-01-02T00:00:00.000Z' };
   }
 }
 
-class FakeAccess implements Pick<UserAccessCache, 'invalidate'> {
+class FakeAccess extends UserAccessCache {
   readonly invalidated: number[] = [];
-  invalidate(userId: number): void {
+
+  constructor() {
+    super(unconnectedUsersRepository(), DEFAULT_CONFIG, new Clock());
+  }
+
+  override invalidate(userId: number): void {
     this.invalidated.push(userId);
   }
 }
 
-class FakeMetrics implements Pick<Metrics, 'loginThrottled'> {
+class FakeMetrics extends Metrics {
   throttled = 0;
-  loginThrottled(): void {
+
+  constructor() {
+    super(DEFAULT_CONFIG, NO_DATABASE);
+  }
+
+  override loginThrottled(): void {
     this.throttled++;
   }
 }
 
-class FakeIdp implements Pick<IdpTokens, 'idpEndpoints'> {
-  idpEndpoints(): ReturnType<IdpTokens['idpEndpoints']> {
+class FakeIdp extends IdpTokens {
+  constructor() {
+    super(DEFAULT_CONFIG);
+  }
+
+  override idpEndpoints(): ReturnType<IdpTokens['idpEndpoints']> {
     return Promise.resolve({
       authorizationEndpoint: 'https://idp.example/authorize',
       tokenEndpoint: 'https://idp.example/token',
@@ -118,11 +147,14 @@ class FakeIdp implements Pick<IdpTokens, 'idpEndpoints'> {
   }
 }
 
+// One hasher for the file: its parent hashes a decoy password with argon2 when it is made.
+const hasher = new FakeHasher();
+
 const CONTEXT: RequestContext = { actorId: null, requestId: 'req-1', clientIp: '192.0.2.1' };
 
 function setup(config: Pick<AppConfig, 'oidc' | 'passwordLogin'> = { oidc: undefined, passwordLogin: true }) {
   const users = new FakeUsers([user(7, 'Jane', 'right-password'), user(8, 'sso.only', null)]);
-  const hasher = new FakeHasher();
+  hasher.verified = [];
   const tokens = new FakeTokens();
   const throttle = new MemoryLoginThrottle();
   const access = new FakeAccess();
