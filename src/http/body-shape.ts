@@ -1,4 +1,5 @@
-import { type FastifyInstance } from 'fastify';
+import { type FastifyPluginCallback } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
 import { MALFORMED_JSON_MESSAGE } from '../core/errors.js';
 import { ownAnswersOf } from '../core/own-answers.js';
 
@@ -34,7 +35,7 @@ function isParsedJson(body: unknown): boolean {
  * answered as malformed (400) before anything else looks at it: validating it would recurse until the stack
  * runs out (a 500) or spend seconds listing tens of thousands of unknown properties.
  */
-export function boundJsonBodies(fastify: FastifyInstance): void {
+const boundJsonBodiesPlugin: FastifyPluginCallback = (fastify, _options, registered) => {
   fastify.addHook('preValidation', (request, reply, done) => {
     // Only what JSON.parse builds: a CSV upload's body is a stream, whose internals are no JSON at all.
     if (isParsedJson(request.body) && !withinJsonBounds(request.body)) {
@@ -45,4 +46,6 @@ export function boundJsonBodies(fastify: FastifyInstance): void {
     }
     done();
   });
-}
+  registered();
+};
+export const boundJsonBodies = fastifyPlugin(boundJsonBodiesPlugin, { name: 'body-shape' });

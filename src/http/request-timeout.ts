@@ -1,6 +1,7 @@
 import { type ServerOptions } from 'node:http';
 import { type Socket } from 'node:net';
-import { type FastifyInstance } from 'fastify';
+import { type FastifyPluginCallback } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
 import { answeredWhileReceiving } from './early-answers.js';
 
 /** Node's bound on the request head alone, kept as it is unless the whole request must arrive sooner. */
@@ -34,7 +35,7 @@ export function requestTimeoutOptions(requestTimeoutMs: number): {
  * it over as a `clientError`; Fastify's own answer is not in the envelope and, after an early answer whose body
  * is still being discarded, would be a second answer to one request: there the connection is closed without one.
  */
-export function answerRequestTimeouts(fastify: FastifyInstance): void {
+const answerRequestTimeoutsPlugin: FastifyPluginCallback = (fastify, _options, registered) => {
   // Ahead of Fastify's listener, which leaves a socket destroyed here alone.
   fastify.server.prependListener('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     if (error.code !== 'ERR_HTTP_REQUEST_TIMEOUT' || socket.destroyed) return;
@@ -50,4 +51,6 @@ export function answerRequestTimeouts(fastify: FastifyInstance): void {
     }
     socket.destroy();
   });
-}
+  registered();
+};
+export const answerRequestTimeouts = fastifyPlugin(answerRequestTimeoutsPlugin, { name: 'request-timeout' });
