@@ -1,6 +1,6 @@
 import { type FastifyPluginCallback } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import { MALFORMED_JSON_MESSAGE } from '../core/errors.js';
+import { errorEnvelope, MALFORMED_JSON_MESSAGE } from '../core/errors.js';
 import { ownAnswersOf } from '../core/own-answers.js';
 
 /** Deeper than any body the API takes (a bulk user list is 3 levels). */
@@ -41,7 +41,7 @@ const boundJsonBodiesPlugin: FastifyPluginCallback = (fastify, _options, registe
     if (isParsedJson(request.body) && !withinJsonBounds(request.body)) {
       const own = ownAnswersOf(request)?.error(400, MALFORMED_JSON_MESSAGE, undefined);
       if (own) void reply.code(400).type(own.contentType).send(own.body);
-      else void reply.code(400).send({ success: false, data: null, message: MALFORMED_JSON_MESSAGE });
+      else void reply.code(400).send(errorEnvelope(MALFORMED_JSON_MESSAGE));
       return;
     }
     done();

@@ -2,11 +2,11 @@ import { type ServerOptions } from 'node:http';
 import { type Socket } from 'node:net';
 import { type FastifyPluginCallback } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
+import { errorEnvelope, REQUEST_TIMEOUT_MESSAGE } from '../core/errors.js';
 import { answeredWhileReceiving } from './early-answers.js';
 
 /** Node's bound on the request head alone, kept as it is unless the whole request must arrive sooner. */
 const HEADERS_TIMEOUT_MS = 60_000;
-const MESSAGE = 'Request timeout';
 
 /**
  * Fastify options bounding how long one request may take to arrive, head and body: Node's `requestTimeout`,
@@ -42,7 +42,7 @@ const answerRequestTimeoutsPlugin: FastifyPluginCallback = (fastify, _options, r
     fastify.log.info({ ip: socket.remoteAddress }, 'request not received in time: connection closed');
     const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean } | null })._httpMessage;
     if (socket.writable && !answeredWhileReceiving(socket) && !inFlight?.headersSent) {
-      const body = JSON.stringify({ success: false, data: null, message: MESSAGE });
+      const body = JSON.stringify(errorEnvelope(REQUEST_TIMEOUT_MESSAGE));
       socket.write(
         'HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json; charset=utf-8\r\n' +
           'X-Content-Type-Options: nosniff\r\n' +
