@@ -10,6 +10,8 @@ import { type AppConfig } from './config/app-config.js';
 import { resolveJwtSecret } from './config/jwt-secret.js';
 import { boundJsonBodies } from './http/body-shape.js';
 import { drainEarlyAnswers } from './http/early-answers.js';
+import { requestId } from './http/request-id.js';
+import { requestLog } from './http/request-log.js';
 import { answerRequestTimeouts, requestTimeoutOptions } from './http/request-timeout.js';
 import { registerCsvBodyParser } from './csv/csv-upload.js';
 import { registerScimJsonParser } from './scim/scim-json.js';
@@ -20,7 +22,7 @@ import { Draining } from './core/draining.js';
 import { Metrics } from './observability/metrics.js';
 import { docsRouteHeaders } from './openapi/docs-headers.js';
 import { docsSignIn, setupOpenApi } from './openapi/setup.js';
-import { registerSecurityHeaders } from './http/security-headers.js';
+import { securityHeaders } from './http/security-headers.js';
 import { longTimeouts, provideDatabase, runMigrations } from './database/database.js';
 
 export const JSON_BODY_LIMIT = 1_048_576;
@@ -78,42 +80,16 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
     throwFileSizeLimit: false,
     limits: { fileSize: UPLOAD_FILE_LIMIT, files: 2, parts: 100, fieldSize: 65_536 },
   });
-  // Callback-style hooks: an async hook costs a promise per request.
-  fastify.addHook('onRequest', (request, reply, done) => {
-    void reply.header('x-request-id', request.id);
-    done();
-  });
-  // Middleware (the multipart-only check) can answer before the hook above ran.
-  fastify.addHook('onSend', (request, reply, payload, done) => {
-    if (!reply.hasHeader('x-request-id')) void reply.header('x-request-id', request.id);
-    done(null, payload);
-  });
-  drainEarlyAnswers(fastify);
-  answerRequestTimeouts(fastify);
-  boundJsonBodies(fastify);
-  fastify.addHook('onResponse', (request, reply, done) => {
-    // Below `info` (LOG_LEVEL=warn) the line is not built at all: `request.ip` and the object cost per request.
-    if (!(request.log as Logger).isLevelEnabled('info')) {
-      done();
-      return;
-    }
-    // `request.log` carries the request id, and the caller's id once the token was checked.
-    request.log.info(
-      {
-        method: request.method,
-        path: request.url,
-        ip: request.ip,
-        statusCode: reply.statusCode,
-        responseTime: Math.round(reply.elapsedTime),
-      },
-      'request completed',
-    );
-    done();
-  });
+  // The Fastify plumbing under the Nest pipeline (src/http), in the order its hooks run.
+  await app.register(requestId);
+  await app.register(drainEarlyAnswers);
+  await app.register(answerRequestTimeouts);
+  await app.register(boundJsonBodies);
+  await app.register(requestLog);
+  // Before any route exists, so that every route (docs included) gets its headers.
+  await app.register(securityHeaders, { overrides: docsRouteHeaders(docsSignIn(config)) });
   app.get(Metrics).instrument(fastify);
   app.setGlobalPrefix('api');
-  // Before any route exists, so that every route (docs included) gets its headers.
-  registerSecurityHeaders(app, docsRouteHeaders(docsSignIn(config)));
   if (config.swaggerEnabled)
     setupOpenApi(app, docsSignIn(config), config.scimEnabled ? scimOpenApi : undefined);
   if (config.corsOrigins.length > 0) {

@@ -78,7 +78,7 @@ const POSITION = { txid: '1000', id: '42' };
 /** @type {Record<string, Record<string, Example | Example[] | NoSql>>} */
 export const EXAMPLES = {
   AuditRepository: {
-    insert: {
+    append: {
       args: [
         {
           actorId: 101,

@@ -6,7 +6,7 @@ import { pageWithTotal, type PageRow, SqlParams, splitPage, whereClause } from '
 import { type DeferredRows, writeRows } from '../database/transactions.js';
 import { type AuditAction, type AuditTargetType } from './audit-actions.js';
 
-/** A row to insert; `at` is the database's clock (the change's transaction time). */
+/** A row to append; `at` is the database's clock (the change's transaction time). */
 interface NewAuditEvent {
   actorId: number | null;
   action: AuditAction;
@@ -64,10 +64,11 @@ export class AuditRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /**
-   * Inserts in `manager`'s transaction, so the event commits or rolls back with the change it records: at the
-   * transaction's end, with the other rows it left there (`writeRows`), when Transactions opened it.
+   * Appends the event in `manager`'s transaction, so it commits or rolls back with the change it records. In a
+   * transaction Transactions opened, it is only queued here and written at the transaction's end, with the
+   * other rows left there (`writeRows`); otherwise it is written at once.
    */
-  insert(event: NewAuditEvent, manager: EntityManager = this.dataSource.manager): Promise<void> {
+  append(event: NewAuditEvent, manager: EntityManager = this.dataSource.manager): Promise<void> {
     return writeRows(manager, AUDIT_ROWS, event);
   }
 

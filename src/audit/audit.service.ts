@@ -36,7 +36,7 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
    * without one (login events) it is written on its own.
    */
   record(manager: Transaction | undefined, context: RequestContext, entry: AuditEntry): Promise<void> {
-    return this.events.insert(
+    return this.events.append(
       {
         actorId: context.actorId,
         action: entry.action,

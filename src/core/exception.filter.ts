@@ -1,6 +1,17 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { type FastifyReply, type FastifyRequest } from 'fastify';
-import { AppError, INTERNAL_ERROR_MESSAGE, InternalFailure } from './errors.js';
+import {
+  AppError,
+  CONTENT_LENGTH_MISMATCH_MESSAGE,
+  errorEnvelope,
+  INTERNAL_ERROR_MESSAGE,
+  InternalFailure,
+  MALFORMED_JSON_MESSAGE,
+  REQUEST_BODY_TOO_LARGE_MESSAGE,
+  REQUEST_NOT_PROCESSED_MESSAGE,
+  ROUTE_NOT_FOUND_MESSAGE,
+  UNSUPPORTED_CONTENT_TYPE_MESSAGE,
+} from './errors.js';
 import { ownAnswersOf } from './own-answers.js';
 
 interface FrameworkError {
@@ -10,29 +21,29 @@ interface FrameworkError {
 
 /** Fastify's own errors (body parsing, limits) by code, with the contract's messages. */
 const FRAMEWORK_ERRORS: Record<string, [number, string]> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'Unsupported content type'],
-  FST_ERR_CTP_INVALID_TYPE: [415, 'Unsupported content type'],
-  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'Request body too large'],
-  FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'Malformed JSON body'],
-  FST_ERR_CTP_INVALID_JSON_BODY: [400, 'Malformed JSON body'],
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'Content-Length does not match the body'],
-  FST_ERR_CTP_EMPTY_TYPE: [415, 'Unsupported content type'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, UNSUPPORTED_CONTENT_TYPE_MESSAGE],
+  FST_ERR_CTP_INVALID_TYPE: [415, UNSUPPORTED_CONTENT_TYPE_MESSAGE],
+  FST_ERR_CTP_BODY_TOO_LARGE: [413, REQUEST_BODY_TOO_LARGE_MESSAGE],
+  FST_ERR_CTP_EMPTY_JSON_BODY: [400, MALFORMED_JSON_MESSAGE],
+  FST_ERR_CTP_INVALID_JSON_BODY: [400, MALFORMED_JSON_MESSAGE],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, CONTENT_LENGTH_MISMATCH_MESSAGE],
+  FST_ERR_CTP_EMPTY_TYPE: [415, UNSUPPORTED_CONTENT_TYPE_MESSAGE],
 };
 
 /** Maps an HTTP status the framework chose to the contract's message. */
 function frameworkMessage(status: number): string {
   switch (status) {
     case 400:
-      return 'Malformed JSON body';
+      return MALFORMED_JSON_MESSAGE;
     case 404:
     case 405:
-      return 'Route not found';
+      return ROUTE_NOT_FOUND_MESSAGE;
     case 413:
-      return 'Request body too large';
+      return REQUEST_BODY_TOO_LARGE_MESSAGE;
     case 415:
-      return 'Unsupported content type';
+      return UNSUPPORTED_CONTENT_TYPE_MESSAGE;
     default:
-      return status >= 500 ? INTERNAL_ERROR_MESSAGE : 'The request could not be processed';
+      return status >= 500 ? INTERNAL_ERROR_MESSAGE : REQUEST_NOT_PROCESSED_MESSAGE;
   }
 }
 
@@ -87,6 +98,6 @@ export class AllExceptionsFilter implements ExceptionFilter {
       void reply.status(status).type(answer.contentType).send(answer.body);
       return;
     }
-    void reply.status(status).send({ success: false, data, message });
+    void reply.status(status).send(errorEnvelope(message, data));
   }
 }

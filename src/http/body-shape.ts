@@ -1,5 +1,6 @@
-import { type FastifyInstance } from 'fastify';
-import { MALFORMED_JSON_MESSAGE } from '../core/errors.js';
+import { type FastifyPluginCallback } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+import { errorEnvelope, MALFORMED_JSON_MESSAGE } from '../core/errors.js';
 import { ownAnswersOf } from '../core/own-answers.js';
 
 /** Deeper than any body the API takes (a bulk user list is 3 levels). */
@@ -34,15 +35,17 @@ function isParsedJson(body: unknown): boolean {
  * answered as malformed (400) before anything else looks at it: validating it would recurse until the stack
  * runs out (a 500) or spend seconds listing tens of thousands of unknown properties.
  */
-export function boundJsonBodies(fastify: FastifyInstance): void {
+const boundJsonBodiesPlugin: FastifyPluginCallback = (fastify, _options, registered) => {
   fastify.addHook('preValidation', (request, reply, done) => {
     // Only what JSON.parse builds: a CSV upload's body is a stream, whose internals are no JSON at all.
     if (isParsedJson(request.body) && !withinJsonBounds(request.body)) {
       const own = ownAnswersOf(request)?.error(400, MALFORMED_JSON_MESSAGE, undefined);
       if (own) void reply.code(400).type(own.contentType).send(own.body);
-      else void reply.code(400).send({ success: false, data: null, message: MALFORMED_JSON_MESSAGE });
+      else void reply.code(400).send(errorEnvelope(MALFORMED_JSON_MESSAGE));
       return;
     }
     done();
   });
-}
+  registered();
+};
+export const boundJsonBodies = fastifyPlugin(boundJsonBodiesPlugin, { name: 'body-shape' });

@@ -1,6 +1,7 @@
 import { type IncomingMessage } from 'node:http';
 import { type Socket } from 'node:net';
-import { type FastifyInstance } from 'fastify';
+import { type FastifyPluginCallback } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
 
 /**
  * How much of an unread request body is read and thrown away after an early answer so that the connection
@@ -40,7 +41,7 @@ const draining = new WeakMap<Socket, IncomingMessage>();
  * connection for its next request the moment the answer and its own body are done, and the close then fails
  * that request (`UND_ERR_SOCKET`, "other side closed"). docs/decisions.md tells how it was found.
  */
-export function drainEarlyAnswers(fastify: FastifyInstance): void {
+const drainEarlyAnswersPlugin: FastifyPluginCallback = (fastify, _options, registered) => {
   // Ahead of Fastify's listener, while the socket has read no further than the chunk holding this head: the
   // mark may count up to one read (64 KiB) of the body as read before it, never a byte of an earlier request.
   fastify.server.prependListener('request', (message: IncomingMessage) => {
@@ -67,7 +68,9 @@ export function drainEarlyAnswers(fastify: FastifyInstance): void {
     if (bodyUnread(request.raw)) discardRest(request.raw, reply.getHeader('connection') !== 'close');
     done();
   });
-}
+  registered();
+};
+export const drainEarlyAnswers = fastifyPlugin(drainEarlyAnswersPlugin, { name: 'early-answers' });
 
 /**
  * Whether the socket is discarding the body of a request already answered (a keep-alive early answer): a

@@ -1,4 +1,5 @@
 import { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import { errorEnvelope, MALFORMED_URL_MESSAGE, PATH_PARAMETER_TOO_LONG_MESSAGE } from '../core/errors.js';
 
 /**
  * Fastify's router answers a few URLs itself, before any hook, filter or route runs, with a body of its own:
@@ -11,12 +12,10 @@ export function answerFrameworkError(
   reply: FastifyReply,
 ): void {
   const message =
-    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-      ? 'A path parameter is too long'
-      : 'Malformed URL: the path is not valid percent-encoding';
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? PATH_PARAMETER_TOO_LONG_MESSAGE : MALFORMED_URL_MESSAGE;
   void reply
     .code(400)
     .header('content-type', 'application/json; charset=utf-8')
     .header('x-content-type-options', 'nosniff')
-    .send({ success: false, data: null, message });
+    .send(errorEnvelope(message));
 }

@@ -1,11 +1,12 @@
 import { type ServerOptions } from 'node:http';
 import { type Socket } from 'node:net';
-import { type FastifyInstance } from 'fastify';
+import { type FastifyPluginCallback } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+import { errorEnvelope, REQUEST_TIMEOUT_MESSAGE } from '../core/errors.js';
 import { answeredWhileReceiving } from './early-answers.js';
 
 /** Node's bound on the request head alone, kept as it is unless the whole request must arrive sooner. */
 const HEADERS_TIMEOUT_MS = 60_000;
-const MESSAGE = 'Request timeout';
 
 /**
  * Fastify options bounding how long one request may take to arrive, head and body: Node's `requestTimeout`,
@@ -34,14 +35,14 @@ export function requestTimeoutOptions(requestTimeoutMs: number): {
  * it over as a `clientError`; Fastify's own answer is not in the envelope and, after an early answer whose body
  * is still being discarded, would be a second answer to one request: there the connection is closed without one.
  */
-export function answerRequestTimeouts(fastify: FastifyInstance): void {
+const answerRequestTimeoutsPlugin: FastifyPluginCallback = (fastify, _options, registered) => {
   // Ahead of Fastify's listener, which leaves a socket destroyed here alone.
   fastify.server.prependListener('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     if (error.code !== 'ERR_HTTP_REQUEST_TIMEOUT' || socket.destroyed) return;
     fastify.log.info({ ip: socket.remoteAddress }, 'request not received in time: connection closed');
     const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean } | null })._httpMessage;
     if (socket.writable && !answeredWhileReceiving(socket) && !inFlight?.headersSent) {
-      const body = JSON.stringify({ success: false, data: null, message: MESSAGE });
+      const body = JSON.stringify(errorEnvelope(REQUEST_TIMEOUT_MESSAGE));
       socket.write(
         'HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json; charset=utf-8\r\n' +
           'X-Content-Type-Options: nosniff\r\n' +
@@ -50,4 +51,6 @@ export function answerRequestTimeouts(fastify: FastifyInstance): void {
     }
     socket.destroy();
   });
-}
+  registered();
+};
+export const answerRequestTimeouts = fastifyPlugin(answerRequestTimeoutsPlugin, { name: 'request-timeout' });

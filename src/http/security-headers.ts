@@ -1,5 +1,6 @@
 import { type IncomingMessage, type ServerResponse } from 'node:http';
-import { type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { type FastifyPluginCallback } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
 import helmet, { type HelmetOptions } from 'helmet';
 
 /**
@@ -52,12 +53,15 @@ export type RouteHeaders = (route: string) => Readonly<Record<string, string>> |
 
 /**
  * Sends helmet's headers with the strict policy on every answer (unknown routes and errors included) and, on the
- * routes `overrides` names (the docs UI, openapi/docs-headers.ts), theirs. Call before any route is added (before
- * the docs are set up and before `init`/`listen`). `@fastify/helmet` would build a helmet instance on every
+ * routes `overrides` names (the docs UI, openapi/docs-headers.ts), theirs. Register before any route is added
+ * (before the docs are set up and before `init`/`listen`). `@fastify/helmet` would build a helmet instance on every
  * request; the headers depend on the route alone, so they are computed once per route (docs/decisions.md).
  */
-export function registerSecurityHeaders(app: NestFastifyApplication, overrides?: RouteHeaders): void {
-  const fastify = app.getHttpAdapter().getInstance();
+const securityHeadersPlugin: FastifyPluginCallback<{ overrides?: RouteHeaders }> = (
+  fastify,
+  { overrides },
+  registered,
+) => {
   const byRoute = new Map<string, Readonly<Record<string, string>>>();
   if (overrides) {
     fastify.addHook('onRoute', (route) => {
@@ -70,4 +74,6 @@ export function registerSecurityHeaders(app: NestFastifyApplication, overrides?:
     void reply.headers((route !== undefined && byRoute.get(route)) || API_HEADERS);
     done();
   });
-}
+  registered();
+};
+export const securityHeaders = fastifyPlugin(securityHeadersPlugin, { name: 'security-headers' });

@@ -26,7 +26,7 @@ import {
   type ReferenceObject,
   type SchemaObject,
 } from '@nestjs/swagger';
-import { AUTHENTICATION_REQUIRED_MESSAGE, INVALID_TOKEN_MESSAGE } from '../core/errors.js';
+import { AUTHENTICATION_REQUIRED_MESSAGE, errorEnvelope, INVALID_TOKEN_MESSAGE } from '../core/errors.js';
 
 export type Schema = SchemaObject | ReferenceObject;
 
@@ -85,7 +85,7 @@ export function errorResponse(messages: string[]) {
         examples: Object.fromEntries(
           messages.map((message, index) => [
             `e${index + 1}`,
-            { summary: message, value: { success: false, data: null, message } },
+            { summary: message, value: errorEnvelope(message) },
           ]),
         ),
       },

@@ -15,6 +15,7 @@ import { type FastifyInstance, type FastifyReply } from 'fastify';
 import { type AppConfig } from '../config/app-config.js';
 import { FAILURE_MESSAGE, IS_ADMIN_ONLY, IS_PUBLIC } from '../core/decorators.js';
 import {
+  errorEnvelope,
   INTERNAL_ERROR_MESSAGE,
   MALFORMED_JSON_MESSAGE,
   PERMISSION_DENIED_MESSAGE,
@@ -188,7 +189,7 @@ function addFailure(operation: OperationObject, status: number, messages: string
   let index = Object.keys(examples).length;
   for (const message of messages) {
     if (known.has(message)) continue;
-    examples[`e${++index}`] = { summary: message, value: { success: false, data: null, message } };
+    examples[`e${++index}`] = { summary: message, value: errorEnvelope(message) };
     existing.description = existing.description ? `${existing.description} | ${message}` : message;
   }
 }

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { Inject, Injectable } from '@nestjs/common';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { isForbiddenAddress } from './address-rules.js';
+import { isForbiddenAddress } from './forbidden-addresses.js';
 import { HostNotResolved, WebhookUrlNotAllowed } from './webhook.errors.js';
 
 interface ResolvedAddress {

@@ -7,7 +7,7 @@ import { ApiErrors, ApiOk, ApiPagingQuery } from '../openapi/openapi.js';
 import { PAGING_MESSAGES, type Query as QueryParams, readPaging } from '../core/query.js';
 import { CreateWebhookDto } from './dto/create-webhook.dto.js';
 import { UpdateWebhookDto } from './dto/update-webhook.dto.js';
-import { DESCRIPTION_MESSAGE, ENABLED_MESSAGE, TYPES_MESSAGE, URL_MESSAGE } from './webhook-rules.js';
+import { DESCRIPTION_MESSAGE, ENABLED_MESSAGE, TYPES_MESSAGE, URL_MESSAGE } from './webhook-body-rules.js';
 import { WebhookId } from './webhook-id.param.js';
 import {
   CreatedWebhookSchema,

@@ -8,7 +8,7 @@ import { DeliveryQueue } from './delivery-queue.js';
 import { type CreateWebhookDto } from './dto/create-webhook.dto.js';
 import { type UpdateWebhookDto } from './dto/update-webhook.dto.js';
 import { auditView, urlForAudit } from './webhook-audit.js';
-import { normaliseTypes } from './webhook-rules.js';
+import { normaliseTypes } from './webhook-body-rules.js';
 import { TEST_EVENT_TYPE } from './webhook-types.js';
 import { WebhookUrlRules } from './webhook-url.js';
 import { NothingToUpdate, WebhookNotFound } from './webhook.errors.js';

@@ -7,7 +7,7 @@ import {
   IsWebhookUrl,
   TYPES_MAX,
   URL_MAX,
-} from '../webhook-rules.js';
+} from '../webhook-body-rules.js';
 import { ALL_TYPES, SUBSCRIBABLE_TYPES } from '../webhook-types.js';
 
 export const typesProperty: ApiPropertyOptions = {

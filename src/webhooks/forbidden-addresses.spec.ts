@@ -1,4 +1,4 @@
-import { embeddedIpv4, isForbiddenAddress } from './address-rules.js';
+import { embeddedIpv4, isForbiddenAddress } from './forbidden-addresses.js';
 
 describe('isForbiddenAddress', () => {
   it.each([
