@@ -2,7 +2,6 @@ import { JwtService } from '@nestjs/jwt';
 import { DataSource, Repository } from 'typeorm';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { type AppConfig } from '../config/app-config.js';
-import { Clock } from '../core/clock.js';
 import { type Transaction } from '../database/transactions.js';
 import { Metrics } from '../observability/metrics.js';
 import {
@@ -11,10 +10,11 @@ import {
   FakeChangeEvents,
   FakeTransactions,
   NO_DATABASE,
-  unconnectedUsersRepository,
+  STORED_AT,
+  storedUser,
+  FakeAccessCache,
 } from '../testing/fakes.js';
 import { PasswordHasher } from '../users/password-hasher.js';
-import { UserAccessCache } from '../users/user-access.cache.js';
 import { User as UserEntity, type User } from '../users/user.entity.js';
 import { type UserChanges, UsersRepository } from '../users/users.repository.js';
 import { AuthService } from './auth.service.js';
@@ -25,29 +25,10 @@ import { type IssuedToken, TokenService } from './token.service.js';
 /** The transaction the fake opens: a real, unconnected EntityManager, only ever compared by identity. */
 const TRANSACTION: Transaction = new DataSource({ type: 'postgres' }).manager;
 
-const CREATED = new Date('2026-01-01T00:00:00.000Z');
+const CREATED = STORED_AT;
 
-function user(id: number, username: string, password: string | null, admin = false): User {
-  return {
-    id,
-    username,
-    email: `${username}@example.edu`,
-    givenName: null,
-    familyName: null,
-    displayName: null,
-    externalId: null,
-    active: true,
-    passwordHash: password === null ? null : `hash:${password}`,
-    admin,
-    passwordChangedAt: CREATED,
-    avatarKey: null,
-    avatarContentType: null,
-    ssoIssuer: null,
-    ssoSubject: null,
-    createdAt: CREATED,
-    updatedAt: CREATED,
-  };
-}
+const user = (id: number, username: string, password: string | null, admin = false): User =>
+  storedUser(id, username, { passwordHash: password === null ? null : `hash:${password}`, admin });
 
 /** Stored users, looked up as the repository does (username case-insensitively); `failing` makes it throw. */
 class FakeUsers extends UsersRepository {
@@ -109,18 +90,6 @@ class FakeTokens extends TokenService {
   }
 }
 
-class FakeAccess extends UserAccessCache {
-  readonly invalidated: number[] = [];
-
-  constructor() {
-    super(unconnectedUsersRepository(), DEFAULT_CONFIG, new Clock());
-  }
-
-  override invalidate(userId: number): void {
-    this.invalidated.push(userId);
-  }
-}
-
 class FakeMetrics extends Metrics {
   throttled = 0;
 
@@ -157,7 +126,7 @@ function setup(config: Pick<AppConfig, 'oidc' | 'passwordLogin'> = { oidc: undef
   hasher.verified = [];
   const tokens = new FakeTokens();
   const throttle = new MemoryLoginThrottle();
-  const access = new FakeAccess();
+  const access = new FakeAccessCache();
   const transactions = new FakeTransactions(TRANSACTION);
   const audit = new FakeAudit();
   const metrics = new FakeMetrics();

@@ -124,6 +124,46 @@ export class FakeChangeEvents extends ChangeEventsService {
   }
 }
 
+/** When {@link storedUser}'s users were created and last updated. */
+export const STORED_AT = new Date('2026-01-01T00:00:00.000Z');
+
+/** A users row as the repository reads it: active, no password, no names, not an admin, unless overridden. */
+export function storedUser(id: number, username: string, overrides: Partial<User> = {}): User {
+  return {
+    id,
+    username,
+    email: `${username}@example.edu`,
+    givenName: null,
+    familyName: null,
+    displayName: null,
+    externalId: null,
+    active: true,
+    passwordHash: null,
+    admin: false,
+    passwordChangedAt: STORED_AT,
+    avatarKey: null,
+    avatarContentType: null,
+    ssoIssuer: null,
+    ssoSubject: null,
+    createdAt: STORED_AT,
+    updatedAt: STORED_AT,
+    ...overrides,
+  };
+}
+
+/** Records the users whose cached access check was dropped. */
+export class FakeAccessCache extends UserAccessCache {
+  readonly invalidated: number[] = [];
+
+  constructor() {
+    super(unconnectedUsersRepository(), DEFAULT_CONFIG, new Clock());
+  }
+
+  override invalidate(userId: number): void {
+    this.invalidated.push(userId);
+  }
+}
+
 /** A users repository on the unconnected data source: every call fails; fakes subclass it. */
 export const unconnectedUsersRepository = (): UsersRepository =>
   new UsersRepository(new Repository(User, NO_DATABASE.manager), DEFAULT_CONFIG);

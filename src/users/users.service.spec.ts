@@ -1,6 +1,5 @@
 import { QueryFailedError, Repository } from 'typeorm';
 import { type AuthUser } from '../core/decorators.js';
-import { Clock } from '../core/clock.js';
 import { type Page } from '../database/sql.js';
 import { type Transaction } from '../database/transactions.js';
 import { StorageService } from '../storage/storage.service.js';
@@ -11,11 +10,11 @@ import {
   FakeChangeEvents,
   FakeTransactions,
   NO_DATABASE,
-  unconnectedUsersRepository,
+  storedUser,
+  FakeAccessCache,
   unusedFileStorage,
 } from '../testing/fakes.js';
 import { PasswordHasher } from './password-hasher.js';
-import { UserAccessCache } from './user-access.cache.js';
 import { User as UserEntity, type User } from './user.entity.js';
 import { type StoredIdentity } from './user-import.js';
 import { type UserListFilter } from './user-list-filter.js';
@@ -25,31 +24,11 @@ import { UsersService } from './users.service.js';
 
 // The unit tier's one fake style: src/testing/fakes.ts.
 
-const CREATED = new Date('2026-01-01T00:00:00.000Z');
 const ADMIN: AuthUser = { id: 1, admin: true };
 
-function user(id: number, username: string, overrides: Partial<User> = {}): User {
-  return {
-    id,
-    username,
-    email: `${username.toLowerCase()}@example.edu`,
-    givenName: null,
-    familyName: null,
-    displayName: null,
-    externalId: null,
-    active: true,
-    passwordHash: `hash:${username}-password`,
-    admin: false,
-    passwordChangedAt: CREATED,
-    avatarKey: null,
-    avatarContentType: null,
-    ssoIssuer: null,
-    ssoSubject: null,
-    createdAt: CREATED,
-    updatedAt: CREATED,
-    ...overrides,
-  };
-}
+/** Stored emails are lower-case, as the service writes them. */
+const user = (id: number, username: string, overrides: Partial<User> = {}): User =>
+  storedUser(id, username, { email: `${username.toLowerCase()}@example.edu`, ...overrides });
 
 /** A unique violation as PostgreSQL reports it through TypeORM. */
 const uniqueViolation = (constraint: string) =>
@@ -94,11 +73,7 @@ class FakeUsers extends UsersRepository {
   override insert(created: NewUser, manager?: Transaction): Promise<UserSummarySource> {
     this.writes.push({ kind: 'insert', transaction: manager });
     this.failIfClash();
-    const row = user(this.rows.length + 100, created.username, {
-      ...created,
-      createdAt: CREATED,
-      updatedAt: CREATED,
-    });
+    const row = user(this.rows.length + 100, created.username, { ...created });
     this.rows.push(row);
     return Promise.resolve(row);
   }
@@ -158,18 +133,6 @@ class FakeHasher extends PasswordHasher {
   }
 }
 
-class FakeAccess extends UserAccessCache {
-  readonly invalidated: number[] = [];
-
-  constructor() {
-    super(unconnectedUsersRepository(), DEFAULT_CONFIG, new Clock());
-  }
-
-  override invalidate(userId: number): void {
-    this.invalidated.push(userId);
-  }
-}
-
 /** Records the folders removed; `failing` makes removal fail as a file store can. */
 class FakeStorage extends StorageService {
   readonly removed: string[] = [];
@@ -192,7 +155,7 @@ const hasher = new FakeHasher();
 function setUp() {
   hasher.hashed = [];
   const users = new FakeUsers([user(1, 'admin', { admin: true }), user(7, 'Jane', { givenName: 'Jane' })]);
-  const access = new FakeAccess();
+  const access = new FakeAccessCache();
   const storage = new FakeStorage();
   const transactions = new FakeTransactions();
   const audit = new FakeAudit();
