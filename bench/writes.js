@@ -12,18 +12,14 @@
 //   node bench/writes.js                       embedded PostgreSQL in a temporary directory
 //   DATABASE_URL=postgres://… node bench/writes.js    a database of its own on that server, dropped afterwards
 //   node bench/writes.js --rounds=5 --only=roster,users
-import { fork } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import process from 'node:process';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createScratchDatabase } from '../dist/src/database/scratch-database.js';
+import { call, database, startService } from './harness.js';
 
-const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name, fallback) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const ROUNDS = Number(arg('rounds', 3));
@@ -32,84 +28,11 @@ const ONLY = arg('only', '')
   .filter((x) => x !== '');
 const BIG = Number(arg('rows', 10_000));
 /** Repetitions of a small write per round (their mean is the round's time). */
+/** Clock ticks a second of /proc/<pid>/stat's times (USER_HZ: 100 on Linux). */
+const TICKS = 100;
 const SMALL = Number(arg('small', 50));
-const ADMIN_PASSWORD = randomBytes(12).toString('hex');
 const cleanups = [];
 const out = (line) => process.stdout.write(`${line}\n`);
-
-async function database() {
-  if (process.env.DATABASE_URL) {
-    const scratch = await createScratchDatabase(process.env.DATABASE_URL, 'mas_writes_bench');
-    cleanups.push(scratch.drop);
-    return scratch.url;
-  }
-  const { startEmbeddedPostgres, releaseShutdownSignals } =
-    await import('../dist/src/database/embedded-postgres.js');
-  releaseShutdownSignals();
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'mas-writes-bench-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const embedded = await startEmbeddedPostgres(dir, {
-    log: () => undefined,
-    error: (message) => process.stderr.write(`${message}\n`),
-  });
-  cleanups.push(() => embedded.stop());
-  return embedded.url;
-}
-
-async function startService(databaseUrl) {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mas-writes-bench-data-'));
-  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  const child = fork(path.join(BENCH_DIR, 'service.js'), [], {
-    env: {
-      ...process.env,
-      MALLOC_ARENA_MAX: '2',
-      MALLOC_MMAP_THRESHOLD_: '131072',
-      NODE_ENV: 'production',
-      DATABASE_URL: databaseUrl,
-      DATA_DIR: dataDir,
-      JWT_SECRET: randomBytes(32).toString('hex'),
-      LOG_LEVEL: 'warn',
-      ADMIN_USERNAME: 'admin',
-      ADMIN_PASSWORD,
-      DB_POOL_SIZE: '10',
-      SWAGGER_ENABLED: 'false',
-      SCIM_ENABLED: 'true',
-    },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  cleanups.push(async () => {
-    if (child.connected) child.send('stop');
-    await exited;
-  });
-  const { url } = await new Promise((resolve, reject) => {
-    child.once('message', resolve);
-    void exited.then((code) => reject(new Error(`the service exited (${code}) before listening`)));
-  });
-  /** Switches the service's change-event recorder on or off (bench/service.js). */
-  const events = (on) =>
-    new Promise((resolve) => {
-      const listener = (message) => {
-        if (message?.events === undefined) return;
-        child.off('message', listener);
-        resolve();
-      };
-      child.on('message', listener);
-      child.send(on ? 'events:on' : 'events:off');
-    });
-  return { url, events };
-}
-
-async function call(url, method, route, token, body, contentType = 'application/json') {
-  const response = await globalThis.fetch(url + route, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (response.status >= 300) throw new Error(`${method} ${route}: ${response.status} ${text.slice(0, 300)}`);
-  return text;
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // The bare writer. `events` is one of: 'on' (as the service), 'off' (no event rows, no notification), or a
@@ -126,6 +49,7 @@ const USER_JSON = (u) => `jsonb_build_object('id', ${u}.id, 'username', ${u}.use
   'admin', ${u}.admin,
   'created_at', to_char(${u}.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
   'updated_at', to_char(${u}.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+  'avatar_url', CASE WHEN ${u}.avatar_key IS NOT NULL THEN '/api/users/' || ${u}.id || '/avatar' END,
   'given_name', ${u}.given_name, 'family_name', ${u}.family_name, 'display_name', ${u}.display_name,
   'active', ${u}.active, 'external_id', ${u}.external_id)`;
 
@@ -289,7 +213,7 @@ const bare = {
     const sql = (events) => `WITH w AS (INSERT INTO users (username, email, password_hash)
                   SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
                   RETURNING id, username, email, admin, created_at, updated_at, given_name, family_name,
-                            display_name, active, external_id)
+                            display_name, active, external_id, avatar_key)
        ${events.cte}
        SELECT ${events.notify === '1' ? '' : `${events.notify}, `}
               (SELECT array_agg(id ORDER BY id) FROM w)::text AS ids`;
@@ -315,6 +239,7 @@ const bare = {
               username: row.username,
               email: row.email,
               admin: row.admin,
+              avatar_url: null,
               created_at: row.created_at.toISOString(),
               updated_at: row.updated_at.toISOString(),
               given_name: row.given_name,
@@ -344,9 +269,10 @@ const bare = {
       name: `scim-${variant}`,
       text: `WITH w AS (UPDATE users SET display_name = $2, updated_at = now() WHERE id = $1
                         RETURNING id, username, email, admin, created_at, updated_at, given_name, family_name,
-                                  display_name, active, external_id),
+                                  display_name, active, external_id, avatar_key),
              au AS (INSERT INTO audit_events (actor_id, action, target_type, target_ids, summary, request_id, client_ip)
-                    SELECT $3, 'user.update', 'user', ARRAY[w.id], jsonb_build_object('display_name', $2::text),
+                    SELECT $3, 'user.update', 'user', ARRAY[w.id],
+                           jsonb_build_object('display_name', $2::text, 'via', 'scim', 'token_id', 1),
                            $4, '127.0.0.1' FROM w)
              ${ev.cte}
         SELECT ${ev.notify} FROM w`,
@@ -364,10 +290,7 @@ const bare = {
       `jsonb_build_object('module_id', $1::bigint, 'added', '[]'::jsonb, 'removed', '[]'::jsonb,
          'changed', '[]'::jsonb,
          'status_changed', (SELECT jsonb_agg(jsonb_build_object('user_id', w.user_id, 'from', w.before, 'to', w.status::text)
-                                             ORDER BY w.user_id) FROM w),
-         'effective', (SELECT jsonb_agg(jsonb_build_object('user_id', w.user_id,
-                                        'effective_status', membership_effective(w.status, w.starts_at, w.ends_at, now()))
-                                        ORDER BY w.user_id) FROM w))`,
+                                             ORDER BY w.user_id) FROM w))`,
       '',
     );
     await client.query(
@@ -394,8 +317,9 @@ const median = (values) => {
 const ms = (value) => (value >= 100 ? value.toFixed(0) : value.toFixed(2));
 
 async function main() {
-  const databaseUrl = await database();
-  const service = await startService(databaseUrl);
+  const databaseUrl = await database(cleanups, 'mas_writes_bench');
+  const service = await startService(databaseUrl, cleanups, { SCIM_ENABLED: 'true' });
+  const { token } = service;
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   cleanups.push(() => client.end());
@@ -406,15 +330,6 @@ async function main() {
       .join(' ');
   out(`load average at start: ${load()}`);
 
-  const token = JSON.parse(
-    await (
-      await globalThis.fetch(`${service.url}/api/auth/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }),
-      })
-    ).text(),
-  ).data.token;
   const {
     rows: [{ id: adminId }],
   } = await client.query(`SELECT id FROM users WHERE username = 'admin'`);
@@ -471,7 +386,7 @@ async function main() {
       `INSERT INTO user_module_roles (user_id, module_id, role) SELECT u, $1, 'Student' FROM unnest($2::int[]) u`,
       [moduleId, hundred],
     );
-  const statuses = { service: 'inactive', bare: 'inactive' };
+  const statuses = { service: 'active', bare: 'active' };
   const flip = (side) => (statuses[side] = statuses[side] === 'active' ? 'inactive' : 'active');
   const scimUsers = memberRows.slice(0, 200).map((row) => row.id);
   let createYear = 2200;
@@ -575,6 +490,25 @@ async function main() {
     },
   ].filter((scenario) => ONLY.length === 0 || ONLY.includes(scenario.key));
 
+  /** CPU ms so far of a process (utime + stime, /proc/<pid>/stat), 0 when it is gone. */
+  const cpuOf = async (pid) => {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields.length > 12 ? ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS : 0;
+  };
+  /** CPU ms so far of the writing side's process and of every PostgreSQL backend of this database. */
+  const cpuNow = async (side) => {
+    const { rows } = await client.query(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`,
+    );
+    let total =
+      side === 'service'
+        ? await cpuOf(service.pid)
+        : process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000;
+    for (const { pid } of rows) total += await cpuOf(pid);
+    return { total, pids: rows.map((row) => row.pid) };
+  };
+
   const results = [];
   for (const scenario of scenarios) {
     out(`\n## ${scenario.name} (${scenario.reps} per round, ${ROUNDS} rounds)`);
@@ -603,7 +537,10 @@ async function main() {
       for (const [side, variant] of order)
         times.get(`${side}:${variant}`).push(await timed(scenario, side, variant, scenario.reps));
     }
-    const get = (key) => median(times.get(key));
+    const get = (key) => ({
+      wall: median(times.get(key).map((t) => t.wall)),
+      cpu: median(times.get(key).map((t) => t.cpu)),
+    });
     const row = {
       name: scenario.name,
       service: get('service:on'),
@@ -614,7 +551,10 @@ async function main() {
       load: load(),
     };
     results.push(row);
-    for (const [key, values] of times) out(`  ${key.padEnd(18)} ${values.map(ms).join(' / ')} ms`);
+    for (const [key, values] of times)
+      out(
+        `  ${key.padEnd(18)} ${values.map((t) => ms(t.wall)).join(' / ')} ms, CPU ${values.map((t) => ms(t.cpu)).join(' / ')} ms`,
+      );
   }
 
   async function marks() {
@@ -642,6 +582,7 @@ async function main() {
     const state = await scenario.prepare(reps);
     if (side === 'service') await service.events(variant === 'on');
     if (variant === 'no-triggers') await client.query(`SET session_replication_role = replica`);
+    const cpuBefore = await cpuNow(side);
     const started = performance.now();
     for (let i = 0; i < reps; i++) {
       sequence += 1;
@@ -649,23 +590,32 @@ async function main() {
       else await scenario.bare(variant === 'no-triggers' ? 'on' : variant, i, state, sequence);
     }
     const elapsed = (performance.now() - started) / reps;
+    // The same processes as before (a backend that started meanwhile is left out: the pools are warm).
+    let cpuAfter =
+      side === 'service'
+        ? await cpuOf(service.pid)
+        : process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000;
+    for (const pid of cpuBefore.pids) cpuAfter += await cpuOf(pid);
     if (variant === 'no-triggers') await client.query(`SET session_replication_role = origin`);
     if (side === 'service') await service.events(true);
-    return elapsed;
+    return { wall: elapsed, cpu: (cpuAfter - cpuBefore.total) / reps };
   }
 
   out(`\nload average at end: ${load()}`);
   out(
-    '\n| write | service ms | bare ms | ratio (bare ÷ service) | event: service | event: bare | bare toggles (ms) |',
+    '\n| write | service ms (CPU) | bare ms (CPU) | bare ÷ service: time (CPU) | event: service, time (CPU) | event: bare, time (CPU) | bare toggles: time (CPU) ms |',
   );
   out('|---|---|---|---|---|---|---|');
-  const share = (on, off) => `${Math.round(((on - off) / off) * 100)} % (${ms(on)} / ${ms(off)})`;
+  const both = (t) => `${ms(t.wall)} (${ms(t.cpu)})`;
+  const pct = (on, off) => `${Math.round(((on - off) / off) * 100)} %`;
+  const share = (on, off) => `${pct(on.wall, off.wall)} (${pct(on.cpu, off.cpu)})`;
   for (const row of results)
     out(
-      `| ${row.name} | ${ms(row.service)} | ${ms(row.bare)} | ${(row.bare / row.service).toFixed(2)} | ` +
+      `| ${row.name} | ${both(row.service)} | ${both(row.bare)} | ` +
+        `${(row.bare.wall / row.service.wall).toFixed(2)} (${(row.bare.cpu / row.service.cpu).toFixed(2)}) | ` +
         `${share(row.service, row.serviceOff)} | ${share(row.bare, row.bareOff)} | ` +
         `${Object.entries(row.toggles)
-          .map(([toggle, value]) => `${toggle} ${ms(value)}`)
+          .map(([toggle, value]) => `${toggle} ${both(value)}`)
           .join(', ')} |`,
     );
 }
