@@ -496,17 +496,24 @@ async function main() {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return fields.length > 12 ? ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS : 0;
   };
-  /** CPU ms so far of the writing side's process and of every PostgreSQL backend of this database. */
+  /** CPU ms so far of the writing side's process, and of each PostgreSQL backend of this database by pid. */
   const cpuNow = async (side) => {
     const { rows } = await client.query(
       `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`,
     );
-    let total =
+    const own =
       side === 'service'
         ? await cpuOf(service.pid)
-        : process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000;
-    for (const { pid } of rows) total += await cpuOf(pid);
-    return { total, pids: rows.map((row) => row.pid) };
+        : (process.cpuUsage().user + process.cpuUsage().system) / 1000;
+    const backends = new Map();
+    for (const { pid } of rows) backends.set(pid, await cpuOf(pid));
+    return { own, backends };
+  };
+  /** CPU ms between two readings: a backend that ended meanwhile counts 0, one that started is left out. */
+  const cpuSpent = (before, after) => {
+    let total = after.own - before.own;
+    for (const [pid, cpu] of before.backends) total += Math.max(0, (after.backends.get(pid) ?? cpu) - cpu);
+    return total;
   };
 
   const results = [];
@@ -590,15 +597,10 @@ async function main() {
       else await scenario.bare(variant === 'no-triggers' ? 'on' : variant, i, state, sequence);
     }
     const elapsed = (performance.now() - started) / reps;
-    // The same processes as before (a backend that started meanwhile is left out: the pools are warm).
-    let cpuAfter =
-      side === 'service'
-        ? await cpuOf(service.pid)
-        : process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000;
-    for (const pid of cpuBefore.pids) cpuAfter += await cpuOf(pid);
+    const cpuAfter = await cpuNow(side);
     if (variant === 'no-triggers') await client.query(`SET session_replication_role = origin`);
     if (side === 'service') await service.events(true);
-    return { wall: elapsed, cpu: (cpuAfter - cpuBefore.total) / reps };
+    return { wall: elapsed, cpu: cpuSpent(cpuBefore, cpuAfter) / reps };
   }
 
   out(`\nload average at end: ${load()}`);
