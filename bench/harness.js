@@ -53,6 +53,10 @@ export async function startService(databaseUrl, cleanups, env = {}) {
       ...env,
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    // BENCH_PROFILE_DIR=dir: a V8 CPU profile of the service's whole run there (bench/profile-summary.js).
+    execArgv: process.env.BENCH_PROFILE_DIR
+      ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
+      : process.execArgv,
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   cleanups.push(async () => {
