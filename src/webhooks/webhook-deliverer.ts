@@ -285,6 +285,8 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
   ): Promise<void> {
     const delivered = [...group.keys()].filter((i) => group[i].entry.outcome === 'delivered');
     if (delivered.length === 0) return;
+    // Under a savepoint: if the shared statements fail, each attempt is then recorded one by one under its own,
+    // so that one attempt's record can still fail only itself.
     const together = async () => {
       const recorded = await this.webhooks.recordDelivered(
         delivered.map((i) => deliveryOf(group[i].entry)),
@@ -296,13 +298,6 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
       );
       return recorded;
     };
-    // A group of delivered attempts only needs no savepoint: if its statements fail, the transaction fails
-    // and every attempt of the group is recorded on its own (`deliver`), as a failed savepoint's would be.
-    if (delivered.length === group.length) {
-      const fresh = await together();
-      delivered.forEach((i, k) => (each[i] = fresh.has(k)));
-      return;
-    }
     try {
       const fresh = await this.webhooks.underSavepoint(transaction, together);
       delivered.forEach((i, k) => (each[i] = fresh.has(k)));
