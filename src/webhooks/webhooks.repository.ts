@@ -161,6 +161,52 @@ export class WebhooksRepository {
   }
 
   /**
+   * Delivered attempts of a group in one statement: their rows (an attempt recorded already is left as it is),
+   * and the failure streak ended for every webhook one of them newly delivered to. Returns the index (in
+   * `deliveries`) of each attempt recorded now; the others were recorded before.
+   */
+  async recordDelivered(deliveries: readonly NewDelivery[], manager: EntityManager): Promise<Set<number>> {
+    const rows = await manager.query<{ n: number }[]>(
+      `WITH given AS (
+         SELECT * FROM unnest($1::bigint[], $2::varchar[], $3::varchar[], $4::int[], $5::timestamptz[],
+                              $6::int[], $7::int[], $8::varchar[])
+                WITH ORDINALITY AS g(webhook_id, event_id, event_type, attempt, at, status_code, duration_ms,
+                                     response_excerpt, n)
+       ),
+       recorded AS (
+         INSERT INTO webhook_deliveries
+           (webhook_id, event_id, event_type, attempt, at, outcome, status_code, error, duration_ms,
+            response_excerpt, next_retry_at)
+         SELECT webhook_id, event_id, event_type, attempt, at, 'delivered', status_code, NULL, duration_ms,
+                response_excerpt, NULL
+         FROM given ORDER BY n
+         ON CONFLICT (webhook_id, event_id, attempt) DO NOTHING
+         RETURNING webhook_id, event_id, attempt
+       ),
+       cleared AS (
+         UPDATE webhooks SET failing_since = NULL
+         WHERE id IN (SELECT webhook_id FROM recorded) AND failing_since IS NOT NULL
+       )
+       -- The same attempt twice in a group: the first is the one recorded now.
+       SELECT DISTINCT ON (r.webhook_id, r.event_id, r.attempt) g.n::int - 1 AS n
+       FROM recorded r
+       JOIN given g ON (g.webhook_id, g.event_id, g.attempt) = (r.webhook_id, r.event_id, r.attempt)
+       ORDER BY r.webhook_id, r.event_id, r.attempt, g.n`,
+      [
+        deliveries.map((d) => d.webhook_id),
+        deliveries.map((d) => d.event_id),
+        deliveries.map((d) => d.event_type),
+        deliveries.map((d) => d.attempt),
+        deliveries.map((d) => d.at),
+        deliveries.map((d) => d.status_code),
+        deliveries.map((d) => d.duration_ms),
+        deliveries.map((d) => d.response_excerpt),
+      ],
+    );
+    return new Set(rows.map((row) => row.n));
+  }
+
+  /**
    * Records one attempt; false when that attempt of that event was recorded already (a job run again after
    * its replica died between recording and completing it).
    */
