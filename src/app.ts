@@ -21,6 +21,7 @@ import { Metrics } from './observability/metrics.js';
 import { docsRouteHeaders } from './openapi/docs-headers.js';
 import { docsSignIn, setupOpenApi } from './openapi/setup.js';
 import { registerSecurityHeaders } from './core/security-headers.js';
+import { answerLivenessInFastify } from './health/liveness.js';
 import { longTimeouts, provideDatabase, runMigrations } from './database/database.js';
 
 export const JSON_BODY_LIMIT = 1_048_576;
@@ -114,6 +115,7 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   app.setGlobalPrefix('api');
   // Before any route exists, so that every route (docs included) gets its headers.
   registerSecurityHeaders(app, docsRouteHeaders(docsSignIn(config)));
+  answerLivenessInFastify(fastify, '/api/health');
   if (config.swaggerEnabled)
     setupOpenApi(app, docsSignIn(config), config.scimEnabled ? scimOpenApi : undefined);
   if (config.corsOrigins.length > 0) {

@@ -33,6 +33,7 @@ export class HealthController {
   @ResponseMessage('Health check passed')
   @ApiOperation({ summary: 'Liveness: the process answers (no database access)' })
   @ApiOk(200, 'Health check passed', { type: 'string', enum: ['OK'] })
+  // Documents the route: the service answers it in Fastify, without this handler (liveness.ts).
   live(): string {
     return 'OK';
   }
