@@ -1,8 +1,8 @@
 import { type DataSource, type EntityManager } from 'typeorm';
 import { toPaging } from '../src/core/query.js';
-import { CourseModulesRepository } from '../src/course-modules/course-modules.repository.js';
-import { ModuleRolesRepository } from '../src/course-modules/module-roles.repository.js';
-import { ModuleRole } from '../src/course-modules/module-role.js';
+import { CourseModulesRepository } from '../src/course-modules/modules/course-modules.repository.js';
+import { ModuleRolesRepository } from '../src/course-modules/membership/module-roles.repository.js';
+import { ModuleRole } from '../src/course-modules/membership/module-role.js';
 import { UsersRepository } from '../src/users/users.repository.js';
 import { useTestApp } from './support/app.js';
 import { assignRole, makeModule, makeUser } from './support/factories.js';
@@ -141,7 +141,7 @@ describe('repositories against PostgreSQL', () => {
         { query: 'fieldwork', code: 'few', sort: [{ column: 'm.code', descending: true }] },
         { query: 'fieldwork', year: 2026, sort: [{ column: 'm.year', descending: false }] },
       ];
-      const answers: unknown[] = [];
+      const answers: [string, number | null][] = [];
       for (const filter of filters) {
         for (const paging of [toPaging(1, 2), toPaging(2, 2)]) {
           const seen = await modules.page({ ...filter, paging });
@@ -154,7 +154,7 @@ describe('repositories against PostgreSQL', () => {
         }
       }
       const codes = (json: string) => (JSON.parse(`[${json}]`) as { code: string }[]).map((m) => m.code);
-      expect(answers.map(([json, total]) => [codes(json as string), total])).toEqual([
+      expect(answers.map(([json, total]) => [codes(json), total])).toEqual([
         [['FEW101', 'FEW102'], 3],
         [['FIELDWORK'], 3],
         [['FEW101'], 1],

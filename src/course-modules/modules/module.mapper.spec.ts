@@ -1,0 +1,93 @@
+import { namedSchemas } from '../../openapi/openapi.js';
+import {
+  toUserAccount,
+  toUserSummary,
+  USER_ACCOUNT_FIELDS,
+  USER_SUMMARY_FIELDS,
+} from '../../users/user.mapper.js';
+import '../../users/user.schemas.js';
+import { moduleJson } from './course-modules.repository.js';
+import { MODULE_FIELDS, type ModuleSource, toModuleResponse } from './module.mapper.js';
+import { USER_SUMMARY_JSON } from '../membership/module-roles.repository.js';
+import './module.schemas.js';
+
+const at = new Date('2026-11-21T08:41:00.123Z');
+const module = (id: number, code = `ABC${id}`): ModuleSource => ({
+  id,
+  code,
+  year: 2026,
+  description: null,
+  credits: 15,
+  createdAt: at,
+  updatedAt: new Date(at.getTime() + 1000),
+});
+describe('toModuleResponse', () => {
+  it('maps to the wire shape with RFC 3339 millisecond timestamps', () => {
+    expect(toModuleResponse({ ...module(7), id: '7' as unknown as number })).toEqual({
+      id: 7,
+      code: 'ABC7',
+      year: 2026,
+      description: null,
+      credits: 15,
+      created_at: '2026-11-21T08:41:00.123Z',
+      updated_at: '2026-11-21T08:41:01.123Z',
+    });
+  });
+});
+
+/** The keys a `row_to_json` sub-select writes, in order: each select item's alias, or its column's name. */
+function jsonKeys(sqlFragment: string): string[] {
+  const text = sqlFragment.trim();
+  const select = /^SELECT ([\s\S]*)\) x\)$/.exec(text.slice(text.lastIndexOf('SELECT ')))![1];
+  const items: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const char of select) {
+    if (char === '(') depth++;
+    if (char === ')') depth--;
+    if (char === ',' && depth === 0) {
+      items.push(current.trim());
+      current = '';
+    } else current += char;
+  }
+  items.push(current.trim());
+  return items.map((item) => /\bAS (\w+)$/.exec(item)?.[1] ?? item.split('.').pop()!);
+}
+
+const schemaOf = (name: string) => namedSchemas[name] as { required: string[]; properties: object };
+
+describe('one Module shape', () => {
+  it('is what the mapper, the JSON built in SQL and the OpenAPI schema write, in the same order', () => {
+    expect(Object.keys(toModuleResponse(module(1)))).toEqual(MODULE_FIELDS);
+    expect(jsonKeys(moduleJson('page'))).toEqual(MODULE_FIELDS);
+    expect(schemaOf('Module').required).toEqual(MODULE_FIELDS);
+    expect(Object.keys(schemaOf('Module').properties)).toEqual(MODULE_FIELDS);
+  });
+});
+
+describe('one User summary shape', () => {
+  it('is what the mapper, the JSON built in SQL and the OpenAPI schema write, in the same order', () => {
+    const user = {
+      id: 3,
+      username: 'ada',
+      email: 'ada@example.org',
+      givenName: 'Ada',
+      familyName: 'Lovelace',
+      displayName: null,
+      externalId: 'x-1',
+      active: true,
+      admin: false,
+      createdAt: at,
+      updatedAt: at,
+      avatarKey: null,
+    };
+    expect(Object.keys(toUserSummary(user))).toEqual(USER_SUMMARY_FIELDS);
+    expect(jsonKeys(USER_SUMMARY_JSON)).toEqual(USER_SUMMARY_FIELDS);
+    expect(schemaOf('UserSummary').required).toEqual(USER_SUMMARY_FIELDS);
+    expect(Object.keys(schemaOf('UserSummary').properties)).toEqual(USER_SUMMARY_FIELDS);
+    // The admin shape: the same fields in the same order, then external_id.
+    expect(Object.keys(toUserAccount(user))).toEqual(USER_ACCOUNT_FIELDS);
+    expect(schemaOf('UserAccount').required).toEqual(USER_ACCOUNT_FIELDS);
+    expect(Object.keys(schemaOf('UserAccount').properties)).toEqual(USER_ACCOUNT_FIELDS);
+  });
+});
