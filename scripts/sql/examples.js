@@ -130,10 +130,6 @@ export const EXAMPLES = {
         ],
       },
       {
-        label: 'An admin, a text search known to match few modules (the plan kept per connection)',
-        args: [{ query: 'palaeography', sort: [], paging: PAGING, knownVersion: 7, fewMatches: true }],
-      },
-      {
         label: 'An admin, a filter whose total is not known yet',
         args: [{ year: 2025, sort: [], paging: PAGING }],
         extra: { 'filter.knownVersion (-1 when not given)': -1 },
