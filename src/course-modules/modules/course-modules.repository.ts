@@ -69,7 +69,7 @@ const LIST_SQL = new Map<string, string>();
 function keptListSql(filter: ModuleListFilter, sql: string): string {
   let shape = `${filter.memberId === undefined ? '' : 'm'}${filter.query ? 'q' : ''}${filter.code ? 'c' : ''}${
     filter.year === undefined ? '' : 'y'
-  }${fewMatches(filter) ? 'f' : ''}`;
+  }`;
   for (const key of filter.sort) shape += `,${key.descending ? '-' : '+'}${key.column}`;
   const kept = LIST_SQL.get(shape);
   if (kept !== undefined) return kept;
@@ -89,10 +89,6 @@ function keptListSql(filter: ModuleListFilter, sql: string): string {
 export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
   const params = new SqlParams();
   const conditions: string[] = [];
-  const few = fewMatches(filter);
-  // A pattern as PostgreSQL's planner sees it: a value it estimates from the column's statistics (a plan per
-  // execution), or, for few matches, one it cannot see (`(SELECT …)`, set when the statement runs).
-  const lowered = (param: string) => (few ? `(SELECT lower(${param}))` : `lower(${param})`);
   if (filter.memberId !== undefined) {
     conditions.push(
       `EXISTS (SELECT 1 FROM user_module_roles r
@@ -100,10 +96,10 @@ export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
     );
   }
   if (filter.query) {
-    const pattern = lowered(params.add(containsPattern(filter.query)));
-    conditions.push(`(lower(m.code) LIKE ${pattern} OR lower(m.description) LIKE ${pattern})`);
+    const pattern = params.add(containsPattern(filter.query));
+    conditions.push(`(lower(m.code) LIKE lower(${pattern}) OR lower(m.description) LIKE lower(${pattern}))`);
   }
-  if (filter.code) conditions.push(`lower(m.code) LIKE ${lowered(params.add(containsPattern(filter.code)))}`);
+  if (filter.code) conditions.push(`lower(m.code) LIKE lower(${params.add(containsPattern(filter.code))})`);
   if (filter.year !== undefined) conditions.push(`m.year = ${params.add(filter.year)}`);
   const where = whereClause(conditions);
   const orderBy = orderByClause(filter.sort, 'm.id');
@@ -122,45 +118,11 @@ export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
               ELSE (SELECT count(*) FROM modules m ${where}) END`;
   const limit = params.add(filter.paging.perPage);
   const offset = params.add(filter.paging.offset);
-  const page = few
-    ? fewMatchesItems(where, orderBy, limit, offset)
-    : pageItems(where, orderBy, limit, offset);
   const sql = `SELECT s.version, ${total} AS total, page.items
   FROM module_stats s
-  ${page}`;
+  ${pageItems(where, orderBy, limit, offset)}`;
   return { sql: keptListSql(filter, sql), params: params.values };
 }
-
-/**
- * Whether the statement is written for a text search known to have few matches (`fewMatches`, set by the service
- * from the remembered total). Only an admin list with a text filter has such a total.
- */
-const fewMatches = (filter: ModuleListFilter) =>
-  filter.fewMatches === true && filter.memberId === undefined && Boolean(filter.query || filter.code);
-
-/**
- * The page of a search with few matches, in a plan that suits every such search, so that PostgreSQL plans it once
- * per connection: the patterns are hidden from the planner (`(SELECT lower($n))`), so every execution's plan
- * would be the same and the plan cache keeps its generic one after five; the matches come from the trigram
- * indexes (a bitmap scan) inside a subquery that the sort cannot see through (`OFFSET 0`), and are then sorted,
- * a top-N sort of a few hundred rows. Planned per execution instead, the same search cost PostgreSQL about a
- * third more CPU (docs/performance.md, eighth round). With many matches this plan would read them all, where
- * the planner, seeing the pattern, walks the sort's index and stops after the page: that shape stays theirs.
- */
-const fewMatchesItems = (
-  where: string,
-  orderBy: string,
-  limit: string,
-  offset: string,
-) => `CROSS JOIN LATERAL (
-    SELECT coalesce(string_agg(${moduleJson('p')}, ','), '') AS items
-    FROM (
-      SELECT ${MODULE_COLUMNS}
-      FROM (SELECT m.* FROM modules m ${where} OFFSET 0) m
-      ORDER BY ${orderBy}
-      LIMIT ${limit} OFFSET ${offset}
-    ) p
-  ) page`;
 
 /**
  * `GET /api/modules/me`: the caller's modules whose membership has the effective status $2 (docs/api.md §15), as

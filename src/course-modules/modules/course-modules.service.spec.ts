@@ -18,8 +18,6 @@ import { CourseModulesService } from './course-modules.service.js';
 import { ModuleFiles } from './module-files.js';
 import { type ModuleRolesRepository } from '../membership/module-roles.repository.js';
 import { ModuleTotals } from './module-totals.js';
-import { type ModuleListFilter } from './list-params.js';
-import { toPaging } from '../../core/query.js';
 
 /*
  * The service takes its collaborators as classes, so each fake is a subclass overriding the one method the
@@ -45,23 +43,6 @@ class FakeModules extends CourseModulesRepository {
       modules: found.map((id) => ({ code: `CSC${id.padStart(3, '0').slice(-3)}`, year: 2026 })),
       storageKeys: found.map((id) => `elsewhere/${id}`),
     });
-  }
-}
-
-/** Pages of a text search with a fixed number of matches per word, at one `module_stats` version. */
-class FakeSearch extends FakeModules {
-  readonly filters: ModuleListFilter[] = [];
-
-  constructor(readonly matches: Record<string, number>) {
-    super([]);
-  }
-
-  override page(
-    filter: ModuleListFilter,
-  ): Promise<{ modulesJson: string; total: number | null; version: number }> {
-    this.filters.push(filter);
-    const counted = filter.knownVersion === 4 ? null : this.matches[filter.query ?? ''];
-    return Promise.resolve({ modulesJson: '', total: counted, version: 4 });
   }
 }
 
@@ -202,38 +183,5 @@ describe(CourseModulesService.name, () => {
     const { subject } = service(['1']);
     await expect(subject.remove('2', CONTEXT)).rejects.toMatchObject({ message: 'Module not found' });
     await expect(subject.remove('1', CONTEXT)).resolves.toBeUndefined();
-  });
-
-  it('searches for a word known to match few modules with the statement written for few matches', async () => {
-    const modules = new FakeSearch({ palaeography: 92, scarce: 500, introduction: 19_132 });
-    const subject = new CourseModulesService(
-      modules,
-      {} as ModuleRolesRepository,
-      {} as UsersService,
-      new FakeTransactions(),
-      new FakeFiles(),
-      new ModuleTotals(),
-      new SilentAudit(),
-      new FakeChangeEvents(),
-    );
-    const admin = { id: 1, admin: true };
-    const search = (query: string) => subject.list(admin, { query, sort: [], paging: toPaging(1, 20) });
-    for (const word of ['palaeography', 'scarce', 'introduction']) {
-      expect(JSON.parse((await search(word)).parts.join(''))).toMatchObject({ total: modules.matches[word] });
-      await search(word);
-    }
-    const seen = modules.filters.map((filter) => [filter.query, filter.knownVersion, filter.fewMatches]);
-    expect(seen).toEqual([
-      // The first search of a word counts, in the statement planned for its pattern; then its total is known.
-      ['palaeography', undefined, false],
-      ['palaeography', 4, true],
-      ['scarce', undefined, false],
-      ['scarce', 4, true],
-      ['introduction', undefined, false],
-      ['introduction', 4, false],
-    ]);
-    // A member's list has no remembered total.
-    await subject.list({ id: 2, admin: false }, { query: 'palaeography', sort: [], paging: toPaging(1, 20) });
-    expect(modules.filters.at(-1)).toMatchObject({ memberId: 2, fewMatches: false });
   });
 });

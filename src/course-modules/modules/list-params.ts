@@ -44,12 +44,6 @@ export interface ModuleListFilter {
    * module-totals.ts); the statement then counts nothing unless the version has moved.
    */
   knownVersion?: number;
-  /**
-   * Admin lists with a text filter whose total, known from an earlier request, is at most a few hundred
-   * matches: the statement then finds the matches through the trigram indexes and sorts them, in a plan
-   * PostgreSQL keeps for the connection instead of planning each execution (course-modules.repository.ts).
-   */
-  fewMatches?: boolean;
 }
 
 /** A list of users seen from one module: its personnel (optionally one role), or the users eligible for it. */

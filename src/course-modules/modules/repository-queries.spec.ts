@@ -38,35 +38,6 @@ describe('moduleListQuery', () => {
     expect(params).toEqual([1, "%50\\%\\_\\\\'%", '%cs%', 2026, 10, 10]);
   });
 
-  it('hides the patterns of a search known to have few matches from the planner, and fences its page', () => {
-    const filter = { query: 'palaeography', code: 'his', sort: [], paging, knownVersion: 7 };
-    const few = moduleListQuery({ ...filter, fewMatches: true });
-    const text = squash(few.sql);
-    expect(text).toContain(
-      'WHERE (lower(m.code) LIKE (SELECT lower($1)) OR lower(m.description) LIKE (SELECT lower($1))) AND lower(m.code) LIKE (SELECT lower($2))',
-    );
-    expect(text).not.toMatch(/LIKE lower\(/);
-    // The matches in a subquery the sort cannot walk an index through, then sorted and cut.
-    expect(text).toMatch(
-      /FROM \(SELECT m\.\* FROM modules m WHERE .* OFFSET 0\) m ORDER BY m\.id ASC LIMIT \$4 OFFSET \$5/,
-    );
-    expect(few.params).toEqual(moduleListQuery(filter).params);
-    expect(few.params).toEqual(['%palaeography%', '%his%', 7, 10, 10]);
-    // Another statement than the one the planner sees the pattern in, and the same one for every word.
-    expect(few.sql).not.toBe(moduleListQuery(filter).sql);
-    expect(moduleListQuery({ ...filter, query: 'chemistry', fewMatches: true }).sql).toBe(few.sql);
-  });
-
-  it('writes few matches only for an admin text search', () => {
-    const plain = (filter: Parameters<typeof moduleListQuery>[0]) => moduleListQuery(filter).sql;
-    expect(plain({ memberId: 3, query: 'x', sort: [], paging, fewMatches: true })).toBe(
-      plain({ memberId: 3, query: 'x', sort: [], paging }),
-    );
-    expect(plain({ year: 2026, sort: [], paging, fewMatches: true })).toBe(
-      plain({ year: 2026, sort: [], paging }),
-    );
-  });
-
   it('builds the same text for the same shape of list and another for each other shape, whatever the values', () => {
     const sorts: SortKey[][] = [
       [],
