@@ -22,7 +22,6 @@ import { type ModuleListFilter } from './list-params.js';
 import {
   type ModuleList,
   moduleListJson,
-  type ModuleResponse,
   type ModuleWithPersonnel,
   moduleWithPersonnelJson,
   type ModuleWithRole,
@@ -31,6 +30,7 @@ import {
   type PersonnelJson,
   toModuleResponse,
 } from './module.mapper.js';
+import { type ModuleResponse } from './module.shape.js';
 import { type ModuleRole } from './module-role.js';
 import { type EffectiveStatus } from './membership-status.js';
 import { ModuleRolesRepository } from './module-roles.repository.js';

@@ -7,7 +7,7 @@ import { type Query as QueryParams } from '../core/query.js';
 import { StudentsBodyDto, StudentsEnrolBodyDto } from './dto/personnel-body.dto.js';
 import { membershipChangeOf } from './dto/membership-fields.js';
 import { readUserListParams } from './list-params.js';
-import { type PersonnelMember } from './module.mapper.js';
+import { type PersonnelMember } from './membership.shape.js';
 import { EnrolledCountSchema, PersonnelListSchema, RemovedCountSchema } from './module.schemas.js';
 import { ModuleIdParam } from './module-id.param.js';
 import { ModuleRole } from './module-role.js';
