@@ -5,7 +5,7 @@
  *
  * and every feature may use the shared infrastructure below it: database/, storage/, redis/, csv/, uploads/,
  * openapi/, observability/, core/ and config/, and write to audit/ and events/ (which import no feature). Among
- * the infrastructure: csv/ → openapi/ → core/ → config/, csv/ → uploads/ → core/, observability/ → config/, and
+ * the infrastructure: csv/ → openapi/ → core/ → config/, csv/ → uploads/ → core/, http/ → core/, observability/ → config/, and
  * database/, storage/ and redis/ use core/ and config/ only. No other edge between folders is allowed, so the
  * folders form a graph without cycles (docs/architecture.md draws it).
  */
@@ -34,13 +34,19 @@ module.exports = {
     forbid(
       'core-is-the-request-pipeline',
       'core',
-      `${FEATURES}|${INFRASTRUCTURE}`,
+      `${FEATURES}|${INFRASTRUCTURE}|http`,
       'core/ is the request pipeline every route runs through; it uses config/ only.',
+    ),
+    forbid(
+      'http-uses-core-only',
+      'http',
+      `${FEATURES}|${INFRASTRUCTURE}`,
+      'http/ is the Fastify plumbing under the Nest pipeline (hooks, server options); it uses core/ and config/ only.',
     ),
     forbid(
       'config-imports-nothing',
       'config',
-      `${FEATURES}|${INFRASTRUCTURE}|core`,
+      `${FEATURES}|${INFRASTRUCTURE}|core|http`,
       'config/ is read by everything else.',
     ),
     forbid(
@@ -64,13 +70,13 @@ module.exports = {
     forbid(
       'observability-uses-config-only',
       'observability',
-      `${FEATURES}|database|storage|redis|csv|uploads|openapi|audit|events|core`,
+      `${FEATURES}|database|storage|redis|csv|uploads|openapi|audit|events|core|http`,
       'observability/ (logs and metrics) is used by everything and uses config/ only.',
     ),
     forbid(
       'redis-uses-config-only',
       'redis',
-      `${FEATURES}|database|storage|csv|uploads|openapi|observability|audit|events|core`,
+      `${FEATURES}|database|storage|csv|uploads|openapi|observability|audit|events|core|http`,
       'redis/ is a connection provider; it knows no feature.',
     ),
     forbid(

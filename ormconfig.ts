@@ -1,11 +1,11 @@
 import pg from 'pg';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { boundedClient } from './src/database/bounded-client.js';
-import { Assignment } from './src/course-modules/assignment.entity.js';
-import { AssignmentFile } from './src/course-modules/assignment-file.entity.js';
-import { CourseModule } from './src/course-modules/course-module.entity.js';
-import { ModuleStats } from './src/course-modules/module-stats.entity.js';
-import { UserModuleRole } from './src/course-modules/user-module-role.entity.js';
+import { Assignment } from './src/course-modules/modules/assignment.entity.js';
+import { AssignmentFile } from './src/course-modules/modules/assignment-file.entity.js';
+import { CourseModule } from './src/course-modules/modules/course-module.entity.js';
+import { ModuleStats } from './src/course-modules/modules/module-stats.entity.js';
+import { UserModuleRole } from './src/course-modules/membership/user-module-role.entity.js';
 import { AuditEvent } from './src/audit/audit-event.entity.js';
 import { ChangeEvent, ChangeEventsPruned } from './src/events/change-event.entity.js';
 import { AuditEvents1763900000000 } from './src/database/migrations/1763900000000-AuditEvents.js';

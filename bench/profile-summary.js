@@ -38,7 +38,7 @@ const LAYERS = [
     (pkg) =>
       /^(@nestjs\/core|@nestjs\/common|rxjs|reflect-metadata|class-validator|class-transformer)/.test(pkg),
   ],
-  ["the service's pipeline (src/core)", (pkg) => pkg.startsWith('dist/src/core')],
+  ["the service's pipeline (src/core, src/http)", (pkg) => /^dist\/src\/(core|http)\//.test(pkg)],
   [
     'authentication (passport, strategy, caches)',
     (pkg) =>

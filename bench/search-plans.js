@@ -20,7 +20,7 @@ import { dataSourceOptions, BATCH_TIMEOUTS } from '../dist/ormconfig.js';
 import { runMigrations } from '../dist/src/database/database.js';
 import { seedDemoData } from '../dist/src/database/demo-data.js';
 import { startEmbeddedPostgres, releaseShutdownSignals } from '../dist/src/database/embedded-postgres.js';
-import { moduleListQuery } from '../dist/src/course-modules/course-modules.repository.js';
+import { moduleListQuery } from '../dist/src/course-modules/modules/course-modules.repository.js';
 import { containsPattern } from '../dist/src/database/sql.js';
 
 const arg = (name, fallback) => {

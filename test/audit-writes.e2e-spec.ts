@@ -1,4 +1,4 @@
-import { ModuleRole } from '../src/course-modules/module-role.js';
+import { ModuleRole } from '../src/course-modules/membership/module-role.js';
 import { useTestApp } from './support/app.js';
 import { freshAdmin } from './support/fresh-admin.js';
 import { auditEvents } from './support/csv.js';

@@ -1,4 +1,4 @@
-import { ModuleRole } from '../src/course-modules/module-role.js';
+import { ModuleRole } from '../src/course-modules/membership/module-role.js';
 import { ChangeEventsService } from '../src/events/change-events.service.js';
 import { ChangeEventsRepository } from '../src/events/change-events.repository.js';
 import { startTestApp, useTestApp } from './support/app.js';

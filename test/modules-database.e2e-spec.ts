@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { ModuleRole } from '../src/course-modules/module-role.js';
+import { ModuleRole } from '../src/course-modules/membership/module-role.js';
 import {
   type RunDatabase,
   scratchDatabase,

@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ModuleRole } from '../src/course-modules/module-role.js';
+import { ModuleRole } from '../src/course-modules/membership/module-role.js';
 import { startTestApp, useTestApp } from './support/app.js';
 import { freshAdmin } from './support/fresh-admin.js';
 import { assignRole, makeModule, makeUser, type ModuleRow, tokenFor } from './support/factories.js';

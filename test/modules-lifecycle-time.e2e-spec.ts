@@ -1,4 +1,4 @@
-import { MembershipSweep } from '../src/course-modules/membership-sweep.js';
+import { MembershipSweep } from '../src/course-modules/membership/membership-sweep.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { makeModule, makeUser, tokenFor } from './support/factories.js';
 import { request } from './support/http.js';

@@ -1,6 +1,6 @@
 import { type OpenAPIObject, type ParameterObject, type ResponseObject } from '@nestjs/swagger';
 import { startTestApp, type TestApp } from './support/app.js';
-import { ModuleRole } from '../src/course-modules/module-role.js';
+import { ModuleRole } from '../src/course-modules/membership/module-role.js';
 import { assignRole, makeModule, makeUser, tokenFor } from './support/factories.js';
 import { client, type Client } from './support/http.js';
 import {

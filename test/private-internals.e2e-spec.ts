@@ -8,7 +8,7 @@ import pg from 'pg';
 import QueryStream from 'pg-query-stream';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../ormconfig.js';
-import { helmetHeaders } from '../src/core/security-headers.js';
+import { helmetHeaders } from '../src/http/security-headers.js';
 import { discardConnection } from '../src/database/bounded-client.js';
 import { preparedQuery } from '../src/database/prepared.js';
 import { testDatabaseUrl } from './support/app.js';

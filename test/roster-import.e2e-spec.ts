@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { ModuleRole } from '../src/course-modules/module-role.js';
+import { ModuleRole } from '../src/course-modules/membership/module-role.js';
 import { failure, INVALID_ROLE, PERMISSION_DENIED } from './support/modules-fixtures.js';
 import { useTestApp } from './support/app.js';
 import { freshAdmin } from './support/fresh-admin.js';

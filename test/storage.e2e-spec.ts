@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { type AppConfig } from '../src/config/app-config.js';
-import { ModuleFiles } from '../src/course-modules/module-files.js';
+import { ModuleFiles } from '../src/course-modules/modules/module-files.js';
 import { AvatarFiles } from '../src/users/avatar-files.js';
 import { LocalFileStore } from '../src/storage/local-file-store.js';
 import { S3FileStore } from '../src/storage/s3-file-store.js';

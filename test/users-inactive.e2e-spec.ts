@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { Clock } from '../src/core/clock.js';
-import { ModuleRole } from '../src/course-modules/module-role.js';
+import { ModuleRole } from '../src/course-modules/membership/module-role.js';
 import { startTestApp, type TestApp, useTestApp } from './support/app.js';
 import { auditEvents } from './support/csv.js';
 import {

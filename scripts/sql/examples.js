@@ -4,10 +4,10 @@
 // that is rolled back). Values are distinct on purpose: each parameter is named by the argument path whose
 // value it equals (names.js); `extra` names values the method makes itself.
 import { AuditRepository } from '../../dist/src/audit/audit.repository.js';
-import { CourseModule } from '../../dist/src/course-modules/course-module.entity.js';
-import { CourseModulesRepository } from '../../dist/src/course-modules/course-modules.repository.js';
-import { ModuleRolesRepository } from '../../dist/src/course-modules/module-roles.repository.js';
-import { UserModuleRole } from '../../dist/src/course-modules/user-module-role.entity.js';
+import { CourseModule } from '../../dist/src/course-modules/modules/course-module.entity.js';
+import { CourseModulesRepository } from '../../dist/src/course-modules/modules/course-modules.repository.js';
+import { ModuleRolesRepository } from '../../dist/src/course-modules/membership/module-roles.repository.js';
+import { UserModuleRole } from '../../dist/src/course-modules/membership/user-module-role.entity.js';
 import { ChangeEventsRepository } from '../../dist/src/events/change-events.repository.js';
 import { User } from '../../dist/src/users/user.entity.js';
 import { UsersRepository } from '../../dist/src/users/users.repository.js';

@@ -1,4 +1,4 @@
-import { COMMON_HELMET_OPTIONS, helmetHeaders, type RouteHeaders } from '../core/security-headers.js';
+import { COMMON_HELMET_OPTIONS, helmetHeaders, type RouteHeaders } from '../http/security-headers.js';
 import { type DocsSignIn, DOCS_PATH, OAUTH2_REDIRECT_PATH } from './setup.js';
 
 /**

@@ -77,7 +77,7 @@ export class AvatarController {
   ): Promise<UserAccount> {
     // The content-type middleware has answered anything else already; this covers a parser that disagrees.
     if (!request.isMultipart()) throw new UnsupportedContentType();
-    // A body left half-read by an error is drained after the answer (core/early-answers.ts).
+    // A body left half-read by an error is drained after the answer (http/early-answers.ts).
     return this.avatars.upload(
       id,
       () => {

@@ -99,12 +99,21 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<
       // tables go one statement each: a feed read (the webhook dispatcher's, woken by the last test's commit)
       // locks change_events_pruned before change_events and the retention prune the other way round, so one
       // statement holding both could deadlock with either.
-      await dataSource.query(
+      // Each statement in a transaction of its own without the service's statement and lock timeouts: a test
+      // may set them to a few hundred milliseconds (the interactive bound), which a TRUNCATE on a busy machine
+      // can outlast; the reset is the harness's work, not the service's.
+      for (const statement of [
         `TRUNCATE webhook_deliveries, webhooks, assignment_files, assignments, user_module_roles, modules, users,
          audit_events CASCADE`,
-      );
-      await dataSource.query(`TRUNCATE change_events`);
-      await dataSource.query(`TRUNCATE change_events_pruned`);
+        `TRUNCATE change_events`,
+        `TRUNCATE change_events_pruned`,
+      ]) {
+        await dataSource.transaction(async (manager) => {
+          await manager.query(`SET LOCAL statement_timeout = 0`);
+          await manager.query(`SET LOCAL lock_timeout = 0`);
+          await manager.query(statement);
+        });
+      }
       await service.app.get(LoginThrottle).reset();
     },
     async close() {

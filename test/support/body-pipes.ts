@@ -1,6 +1,6 @@
 import { loadConfig } from '../../src/config/app-config.js';
 import { ValidationFailed } from '../../src/core/errors.js';
-import { ModuleBodyPipe } from '../../src/course-modules/dto/module-body.pipe.js';
+import { ModuleBodyPipe } from '../../src/course-modules/modules/dto/module-body.pipe.js';
 
 /** The module body pipe with the default `MODULE_CODE_PATTERN`, or with `pattern`. */
 export const moduleBodyPipe = (pattern?: string) =>

@@ -1,0 +1,42 @@
+import { Body, Controller, HttpCode, Patch } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { type RequestContext } from '../../audit/audit-actions.js';
+import { RequestCtx } from '../../audit/request-context.decorator.js';
+import { type AuthUser, CurrentUser } from '../../core/decorators.js';
+import { membershipChangeOf } from './dto/membership-fields.js';
+import { MembersPatchBodyDto } from '../personnel/dto/personnel-body.dto.js';
+import { UpdatedCountSchema } from '../modules/module.schemas.js';
+import { ModuleIdParam } from '../modules/module-id.param.js';
+import { ApiMembersUpdate } from './module-user-routes.js';
+import { PersonnelService } from '../personnel/personnel.service.js';
+
+/** docs/api.md §15: the lifecycle of a module's memberships (status and dates), whatever the role. */
+@ApiTags('Personnel')
+@Controller('modules/:module_id/members')
+export class MembersController {
+  constructor(private readonly personnel: PersonnelService) {}
+
+  @Patch()
+  @HttpCode(200)
+  @ApiMembersUpdate(
+    'Memberships updated',
+    {
+      summary: "Change members' status and dates in a module",
+      description:
+        'Sets `status`, `starts_at`, `ends_at` (those given) of every named member, keeping their roles; all or ' +
+        "nothing. Access as personnel and student assignment, for each member's role: admins, and Lecturers of " +
+        'the module for members other than Lecturers. Every named user must hold a role in the module (409).',
+    },
+    UpdatedCountSchema,
+  )
+  async update(
+    @ModuleIdParam() id: string,
+    @CurrentUser() user: AuthUser,
+    @Body() body: MembersPatchBodyDto,
+    @RequestCtx() context: RequestContext,
+  ): Promise<{ updated: number }> {
+    return {
+      updated: await this.personnel.updateMembers(id, user, body.user_ids, membershipChangeOf(body), context),
+    };
+  }
+}

@@ -1,0 +1,281 @@
+import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query, Res } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { type FastifyReply } from 'fastify';
+import {
+  AdminOnly,
+  type AuthUser,
+  CurrentUser,
+  FailureMessage,
+  ResponseMessage,
+  WithMessage,
+} from '../../core/decorators.js';
+import {
+  INTERNAL_ERROR_MESSAGE,
+  NOT_A_JSON_OBJECT_MESSAGE,
+  PERMISSION_DENIED_MESSAGE,
+  UNSUPPORTED_CONTENT_TYPE_MESSAGE,
+  UNKNOWN_PROPERTY_MESSAGE,
+} from '../../core/errors.js';
+import { type JsonText } from '../../core/json-text.js';
+import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../../openapi/openapi.js';
+import {
+  BulkDeleteResultSchema,
+  ModuleListSchema,
+  ModuleSchema,
+  ModuleWithPersonnelSchema,
+  MyModulesSchema,
+  RolloverResultSchema,
+} from './module.schemas.js';
+import { INVALID_SORT_MESSAGE, type Query as QueryParams, QueryReader } from '../../core/query.js';
+import { type RequestContext } from '../../audit/audit-actions.js';
+import { RequestCtx } from '../../audit/request-context.decorator.js';
+import { bulkDeleteMessage, type BulkDeleteResult } from './bulk-delete.js';
+import { CourseModulesService, PERSONNEL_FAILURE_MESSAGE } from './course-modules.service.js';
+import { BulkDeleteDto } from './dto/bulk-delete.dto.js';
+import { ModuleBodyDto, type ModuleInput } from './dto/module-body.dto.js';
+import { ModuleBodyPipe } from './dto/module-body.pipe.js';
+import {
+  CODES_EMPTY_MESSAGE,
+  CODES_MESSAGE,
+  ROLES_MESSAGE,
+  RolloverBodyDto,
+  type RolloverInput,
+} from '../rollover/dto/rollover-body.dto.js';
+import { RolloverBodyPipe } from '../rollover/dto/rollover-body.pipe.js';
+import {
+  MODULE_SORT_FIELDS,
+  MY_MODULE_STATUSES,
+  readModuleListParams,
+  readMyModulesStatus,
+} from './list-params.js';
+import { INVALID_MY_STATUS_MESSAGE } from '../membership/membership-status.js';
+import { DUPLICATE_MODULE_MESSAGE, MODULE_NOT_FOUND_MESSAGE } from './module.errors.js';
+import { type ModuleList, type ModuleWithPersonnel, type MyModules } from './module.mapper.js';
+import { type ModuleResponse } from './module.shape.js';
+import { ModuleIdParam } from './module-id.param.js';
+import { type RolloverResult, SAME_YEAR_MESSAGE, TOO_MANY_MODULES_MESSAGE } from '../rollover/rollover.js';
+import { RolloverService } from '../rollover/rollover.service.js';
+import {
+  CODE_MESSAGE,
+  CREDITS_MESSAGE,
+  DESCRIPTION_MESSAGE,
+  DESCRIPTION_NUL_MESSAGE,
+  MODULE_IDS_MESSAGES,
+  YEAR_MESSAGE,
+} from './module-rules.js';
+
+const NOT_AN_OBJECT = NOT_A_JSON_OBJECT_MESSAGE;
+const MODULE_BODY_MESSAGES = [
+  CODE_MESSAGE,
+  YEAR_MESSAGE,
+  DESCRIPTION_MESSAGE,
+  DESCRIPTION_NUL_MESSAGE,
+  CREDITS_MESSAGE,
+  UNKNOWN_PROPERTY_MESSAGE,
+  NOT_AN_OBJECT,
+];
+
+const textFilter = (name: string, description: string) =>
+  ApiQuery({ name, required: false, description, schema: { type: 'string', example: 'csc' } });
+
+@ApiTags('Modules')
+@Controller('modules')
+export class CourseModulesController {
+  constructor(
+    private readonly modules: CourseModulesService,
+    private readonly rollovers: RolloverService,
+  ) {}
+
+  @Get()
+  @ResponseMessage('Modules retrieved successfully')
+  @FailureMessage(INTERNAL_ERROR_MESSAGE)
+  @ApiOperation({
+    summary: 'List modules, filtered, sorted and paged',
+    description: 'Admins see every module; other users only the modules where they hold a role.',
+  })
+  @textFilter('query', 'Code or description contains this text (case-insensitive, literal).')
+  @textFilter('code', 'Code contains this text (case-insensitive, literal).')
+  @ApiQuery({
+    name: 'year',
+    required: false,
+    description: 'Exactly this year.',
+    schema: { type: 'integer', format: 'int32', example: 2026 },
+  })
+  @ApiPagingQuery()
+  @ApiSortQuery(Object.keys(MODULE_SORT_FIELDS), 'id')
+  @ApiOk(200, 'Modules retrieved successfully', ModuleListSchema)
+  @ApiErrors({
+    400: [
+      'page must be an integer',
+      'per_page must be an integer',
+      'year must be an integer',
+      'query must be given at most once',
+      'query must not contain NUL characters',
+      INVALID_SORT_MESSAGE,
+    ],
+  })
+  list(@CurrentUser() user: AuthUser, @Query() query: QueryParams): Promise<JsonText<ModuleList>> {
+    return this.modules.list(user, readModuleListParams(query));
+  }
+
+  @Get('me')
+  @ResponseMessage('My module details retrieved successfully')
+  @FailureMessage('An error occurred while retrieving module details')
+  @ApiOperation({
+    summary: "The caller's modules, grouped by role",
+    description:
+      'Each group is ordered by year descending, then code. Admins too see only their own modules. By default ' +
+      'the memberships whose effective status is `active`; `status` asks for the `completed` or `upcoming` ones.',
+  })
+  @ApiQuery({
+    name: 'status',
+    required: false,
+    description: 'Which memberships to list, by effective status (docs/api.md §15).',
+    schema: { type: 'string', enum: [...MY_MODULE_STATUSES], default: 'active' },
+  })
+  @ApiOk(200, 'My module details retrieved successfully', MyModulesSchema)
+  @ApiErrors({ 400: [INVALID_MY_STATUS_MESSAGE, 'status must be given at most once'] })
+  mine(@CurrentUser() user: AuthUser, @Query() query: QueryParams): Promise<JsonText<MyModules>> {
+    return this.modules.mine(user.id, readMyModulesStatus(query));
+  }
+
+  @Get(':module_id')
+  @ResponseMessage('Module retrieved successfully')
+  @FailureMessage('Database error retrieving module')
+  @ApiOperation({
+    summary: 'Read a module with its personnel',
+    description: 'For admins and anyone holding a role in the module. Each list is ordered by username.',
+  })
+  @ApiOk(200, 'Module retrieved successfully', ModuleWithPersonnelSchema)
+  @ApiErrors({
+    403: [PERMISSION_DENIED_MESSAGE],
+    404: [MODULE_NOT_FOUND_MESSAGE],
+    500: [PERSONNEL_FAILURE_MESSAGE],
+  })
+  read(@ModuleIdParam() id: string, @CurrentUser() user: AuthUser): Promise<JsonText<ModuleWithPersonnel>> {
+    return this.modules.read(id, user);
+  }
+
+  @Post()
+  @AdminOnly()
+  @ResponseMessage('Module created successfully')
+  @ApiOperation({ summary: 'Create a module' })
+  @ApiBody({ type: ModuleBodyDto })
+  @ApiOk(201, 'Module created successfully', ModuleSchema)
+  @ApiErrors({ 400: MODULE_BODY_MESSAGES, 409: [DUPLICATE_MODULE_MESSAGE] })
+  create(
+    @Body(ModuleBodyPipe) body: ModuleInput,
+    @RequestCtx() context: RequestContext,
+  ): Promise<ModuleResponse> {
+    return this.modules.create(body, context);
+  }
+
+  @Put(':module_id')
+  @AdminOnly()
+  @ResponseMessage('Module updated successfully')
+  @ApiOperation({
+    summary: 'Replace a module',
+    description: 'Every field is replaced (an omitted description becomes null); `updated_at` is bumped.',
+  })
+  @ApiBody({ type: ModuleBodyDto })
+  @ApiOk(200, 'Module updated successfully', ModuleSchema)
+  @ApiErrors({
+    400: MODULE_BODY_MESSAGES,
+    404: [MODULE_NOT_FOUND_MESSAGE],
+    409: [DUPLICATE_MODULE_MESSAGE],
+  })
+  update(
+    @ModuleIdParam() id: string,
+    @Body(ModuleBodyPipe) body: ModuleInput,
+    @RequestCtx() context: RequestContext,
+  ): Promise<ModuleResponse> {
+    return this.modules.update(id, body, context);
+  }
+
+  @Delete('bulk')
+  @AdminOnly()
+  @ApiOperation({
+    summary: 'Delete up to 1000 modules',
+    description:
+      'Found modules are deleted in one transaction with their roles, assignments and files. Ids with no ' +
+      'module, and repeats, are listed in `failed` in request order. The message is `Deleted <deleted>/<requested> modules`.',
+  })
+  @ApiOk(200, 'Deleted 2/3 modules', BulkDeleteResultSchema, 'Deleted <deleted>/<requested> modules')
+  @ApiErrors({
+    400: [
+      MODULE_IDS_MESSAGES.required,
+      MODULE_IDS_MESSAGES.tooMany,
+      MODULE_IDS_MESSAGES.invalid,
+      UNKNOWN_PROPERTY_MESSAGE,
+    ],
+  })
+  async bulkRemove(
+    @Body() body: BulkDeleteDto,
+    @RequestCtx() context: RequestContext,
+  ): Promise<WithMessage<BulkDeleteResult>> {
+    const result = await this.modules.bulkRemove(body.module_ids, context);
+    return new WithMessage(result, bulkDeleteMessage(result, body.module_ids.length));
+  }
+
+  // Declared before the `:module_id` routes, like `bulk`: a fixed segment is never read as an id.
+  @Post('rollover')
+  @AdminOnly()
+  @HttpCode(201)
+  @ApiOperation({
+    summary: 'Roll modules over into another year with their staff, all or nothing',
+    description:
+      'For each module of `from_year` (with a code in `codes`, when given): when `(code, to_year)` does not exist ' +
+      'it is created with the same description and credits and gets the role rows of `roles` (`create`); when it ' +
+      'exists it gets the role rows of `roles` its members lack there, and nothing else changes (`exists`; a member ' +
+      'holding another role there keeps it). A code with no module in `from_year` is a `missing` row. One ' +
+      'transaction; running it again creates and copies nothing. `dry_run=true` answers 200 `Rollover checked` ' +
+      'and changes nothing.',
+  })
+  @ApiBody({ type: RolloverBodyDto })
+  @ApiQuery({
+    name: 'dry_run',
+    required: false,
+    description: 'Check and answer without changing anything (200 `Rollover checked`).',
+    schema: { type: 'boolean', default: false },
+  })
+  @ApiOk(201, 'Modules rolled over', RolloverResultSchema)
+  @ApiOk(200, 'Rollover checked', RolloverResultSchema, 'Rollover checked (dry run)')
+  @ApiErrors({
+    400: [
+      YEAR_MESSAGE,
+      SAME_YEAR_MESSAGE,
+      CODES_MESSAGE,
+      CODES_EMPTY_MESSAGE,
+      ROLES_MESSAGE,
+      'dry_run must be true or false',
+      UNKNOWN_PROPERTY_MESSAGE,
+      NOT_AN_OBJECT,
+    ],
+    413: [TOO_MANY_MODULES_MESSAGE],
+  })
+  async rollover(
+    @Body(RolloverBodyPipe) body: RolloverInput,
+    @Query() query: QueryParams,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @RequestCtx() context: RequestContext,
+  ): Promise<WithMessage<RolloverResult>> {
+    const reader = new QueryReader(query);
+    const dryRun = reader.boolean('dry_run') ?? false;
+    reader.done();
+    const result = await this.rollovers.rollover(body, dryRun, context);
+    if (dryRun) void reply.status(200);
+    return new WithMessage(result, dryRun ? 'Rollover checked' : 'Modules rolled over');
+  }
+
+  @Delete(':module_id')
+  @AdminOnly()
+  @ResponseMessage('Module deleted successfully')
+  @ApiOperation({ summary: 'Delete a module with its roles, assignments and files' })
+  @ApiOk(200, 'Module deleted successfully', null)
+  // The route takes no body, but one sent with a content type other than JSON is refused by the framework.
+  @ApiErrors({ 404: [MODULE_NOT_FOUND_MESSAGE], 415: [UNSUPPORTED_CONTENT_TYPE_MESSAGE] })
+  async remove(@ModuleIdParam() id: string, @RequestCtx() context: RequestContext): Promise<null> {
+    await this.modules.remove(id, context);
+    return null;
+  }
+}

@@ -1,0 +1,449 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { type EntityManager, Repository } from 'typeorm';
+import { preparedQuery } from '../../database/prepared.js';
+import { returnedRow } from '../../database/returning.js';
+import { type PerField } from '../../core/wire-shape.js';
+import {
+  aliasedColumns,
+  containsPattern,
+  isoTimestampText,
+  orderByClause,
+  type PageRow,
+  rowJsonText,
+  SqlParams,
+  type SqlQuery,
+  whereClause,
+} from '../../database/sql.js';
+import { CourseModule } from './course-module.entity.js';
+import { type ModuleListFilter } from './list-params.js';
+import { type ModuleSource, type MyModulesJson, type PersonnelJson } from './module.mapper.js';
+import { type ModuleRole } from '../membership/module-role.js';
+import { personnelJsonOf } from '../membership/module-roles.repository.js';
+import { MODULE_FIELDS, type ModuleResponse } from './module.shape.js';
+import { effectiveStatusOf, type EffectiveStatus, grantsRead } from '../membership/membership-status.js';
+
+/*
+ * The SQL of this repository, built from validated input only (sort expressions come from the whitelists of
+ * list-params.ts, values are parameters). Each paged list returns the page and the total in one statement
+ * (`pageWithTotal`). The read paths build the Module's JSON text in PostgreSQL and run as named prepared
+ * statements (docs/decisions.md); docs/sql/modules.md shows their plans, docs/sql/course-modules.repository.md
+ * every statement.
+ */
+
+/** The columns of a Module, aliased to the entity's property names, so a row is a `ModuleSource` as it stands. */
+const MODULE_COLUMNS = aliasedColumns({
+  id: 'm.id',
+  code: 'm.code',
+  year: 'm.year',
+  description: 'm.description',
+  credits: 'm.credits',
+  createdAt: 'm.created_at',
+  updatedAt: 'm.updated_at',
+} satisfies PerField<ModuleSource, string>);
+
+/**
+ * Each field of the Module (module.shape.ts) as an SQL expression over `row`, a relation with MODULE_COLUMNS'
+ * names: what `toModuleResponse` writes, as PostgreSQL writes it.
+ */
+const moduleJsonSql = (row: string) =>
+  ({
+    id: `${row}.id`,
+    code: `${row}.code`,
+    year: `${row}.year`,
+    description: `${row}.description`,
+    credits: `${row}.credits`,
+    created_at: isoTimestampText(`${row}."createdAt"`),
+    updated_at: isoTimestampText(`${row}."updatedAt"`),
+  }) satisfies PerField<ModuleResponse, string>;
+
+/**
+ * The Module of `row` (a relation with MODULE_COLUMNS' names) as compact JSON text, byte for byte as
+ * `JSON.stringify(toModuleResponse(row))` writes it. Lists compute it over their page only (outside the LIMIT),
+ * so a sort over many matches never builds text for rows it drops.
+ */
+export const moduleJson = (row: string) => rowJsonText(MODULE_FIELDS, moduleJsonSql(row));
+
+/**
+ * The page's Module JSON texts joined by commas, in the page's order (the aggregate reads the sorted, limited
+ * subquery as it comes), so the driver parses one row instead of a row per module.
+ */
+const pageItems = (where: string, orderBy: string, limit: string, offset: string) => `CROSS JOIN LATERAL (
+    SELECT coalesce(string_agg(${moduleJson('p')}, ','), '') AS items
+    FROM (
+      SELECT ${MODULE_COLUMNS}
+      FROM modules m
+      ${where}
+      ORDER BY ${orderBy}
+      LIMIT ${limit} OFFSET ${offset}
+    ) p
+  ) page`;
+
+/** Most list shapes (filters present, sort keys) whose statement text is kept (LIST_SQL). */
+const MAX_LIST_SHAPES = 256;
+/**
+ * The statement text of each list shape, one string per shape: `preparedQuery` looks a statement's name up by its
+ * text, and `pg` compares it with the text it prepared, so a text built anew per request was flattened and hashed
+ * on every request (about 2 µs on the member list in a profile, docs/performance.md); a kept string carries its hash.
+ */
+const LIST_SQL = new Map<string, string>();
+
+/** The text of `sql` as kept for `shape`, the first time it was built (the same text: it depends on the shape only). */
+function keptListSql(filter: ModuleListFilter, sql: string): string {
+  let shape = `${filter.memberId === undefined ? '' : 'm'}${filter.query ? 'q' : ''}${filter.code ? 'c' : ''}${
+    filter.year === undefined ? '' : 'y'
+  }`;
+  for (const key of filter.sort) shape += `,${key.descending ? '-' : '+'}${key.column}`;
+  const kept = LIST_SQL.get(shape);
+  if (kept !== undefined) return kept;
+  if (LIST_SQL.size < MAX_LIST_SHAPES) LIST_SQL.set(shape, sql);
+  return sql;
+}
+
+/**
+ * One row: `total`, and `items`, the page's Module JSON texts joined by commas in the page's order.
+ * The text filters are `lower(col) LIKE lower(pattern)`, which the trigram indexes on `lower(code)` and
+ * `lower(description)` serve (migration ModuleSearchLower; ILIKE's answers, a cheaper recheck per row).
+ * Non-admins: the page and the count of their own modules (a few rows each). Admins: the page, an index walk,
+ * beside `module_stats`: the unfiltered total is its `total`; a filtered one is counted only when `version`
+ * differs from `knownVersion` (the count is an uncorrelated subquery, evaluated only when CASE needs it), and
+ * is null otherwise; the admin row carries `version`.
+ */
+export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
+  const params = new SqlParams();
+  const conditions: string[] = [];
+  if (filter.memberId !== undefined) {
+    conditions.push(
+      `EXISTS (SELECT 1 FROM user_module_roles r
+               WHERE r.user_id = ${params.add(filter.memberId)} AND r.module_id = m.id AND ${grantsRead('r')})`,
+    );
+  }
+  if (filter.query) {
+    const pattern = params.add(containsPattern(filter.query));
+    conditions.push(`(lower(m.code) LIKE lower(${pattern}) OR lower(m.description) LIKE lower(${pattern}))`);
+  }
+  if (filter.code) conditions.push(`lower(m.code) LIKE lower(${params.add(containsPattern(filter.code))})`);
+  if (filter.year !== undefined) conditions.push(`m.year = ${params.add(filter.year)}`);
+  const where = whereClause(conditions);
+  const orderBy = orderByClause(filter.sort, 'm.id');
+  if (filter.memberId !== undefined) {
+    const limit = params.add(filter.paging.perPage);
+    const offset = params.add(filter.paging.offset);
+    const sql = `SELECT total.n AS total, page.items
+  FROM (SELECT count(*) AS n FROM modules m ${where}) total
+  ${pageItems(where, orderBy, limit, offset)}`;
+    return { sql: keptListSql(filter, sql), params: params.values };
+  }
+  const total =
+    conditions.length === 0
+      ? 's.total'
+      : `CASE WHEN s.version = ${params.add(filter.knownVersion ?? -1)} THEN NULL
+              ELSE (SELECT count(*) FROM modules m ${where}) END`;
+  const limit = params.add(filter.paging.perPage);
+  const offset = params.add(filter.paging.offset);
+  const sql = `SELECT s.version, ${total} AS total, page.items
+  FROM module_stats s
+  ${pageItems(where, orderBy, limit, offset)}`;
+  return { sql: keptListSql(filter, sql), params: params.values };
+}
+
+/**
+ * `GET /api/modules/me`: the caller's modules whose membership has the effective status $2 (docs/api.md §15), as
+ * the JSON text of the four groups (comma-joined Modules, each group year descending, then code, then id), built
+ * by PostgreSQL in one row.
+ */
+const MY_MODULES_JSON_SQL = `SELECT
+    coalesce(string_agg(j, ',' ORDER BY year DESC, code, id) FILTER (WHERE role = 'Student'), '') AS as_student,
+    coalesce(string_agg(j, ',' ORDER BY year DESC, code, id) FILTER (WHERE role = 'Tutor'), '') AS as_tutor,
+    coalesce(string_agg(j, ',' ORDER BY year DESC, code, id) FILTER (WHERE role = 'Lecturer'), '') AS as_lecturer,
+    coalesce(string_agg(j, ',' ORDER BY year DESC, code, id) FILTER (WHERE role = 'AssistantLecturer'), '')
+      AS as_assistant_lecturer
+  FROM (SELECT r.role, mine.year, mine.code, mine.id, ${moduleJson('mine')} AS j
+        FROM user_module_roles r
+        JOIN LATERAL (SELECT ${MODULE_COLUMNS} FROM modules m WHERE m.id = r.module_id) mine ON true
+        WHERE r.user_id = $1 AND ${effectiveStatusOf('r')} = $2) groups`;
+
+/** `GET /api/users/{id}/modules`: every module a user holds a role in, with the role, year descending. */
+const USER_MODULES_WITH_ROLE_SQL = `SELECT r.role, ${MODULE_COLUMNS}
+  FROM user_module_roles r
+  JOIN modules m ON m.id = r.module_id
+  WHERE r.user_id = $1
+  ORDER BY m.year DESC, m.code ASC, m.id ASC`;
+
+/**
+ * The module and the caller's role in it when it lets them read the module (effective `active` or `completed`,
+ * docs/api.md §15; else null): existence and access in one read.
+ */
+const MODULE_WITH_CALLER_ROLE_SQL = `SELECT ${MODULE_COLUMNS},
+         (SELECT r.role FROM user_module_roles r
+          WHERE r.module_id = m.id AND r.user_id = $2 AND ${grantsRead('r')}) AS "callerRole"
+  FROM modules m
+  WHERE m.id = $1`;
+
+/**
+ * The single read in one statement: the module as JSON text (`moduleJson`), the caller's role in it and its
+ * personnel lists, the lists read only when the caller may read the module (an admin, $3, or holding a role in
+ * it: `canReadModule`); otherwise they are empty, and the service answers 403 anyway. No row: no such module.
+ */
+const MODULE_READ_SQL = `SELECT ${moduleJson('m')} AS module, c.role AS "callerRole",
+         people.lecturers, people.assistants, people.tutors, people.students
+  FROM (SELECT ${MODULE_COLUMNS} FROM modules m WHERE m.id = $1) m
+  LEFT JOIN user_module_roles c ON c.module_id = m.id AND c.user_id = $2 AND ${grantsRead('c')}
+  CROSS JOIN LATERAL (${personnelJsonOf('m.id', '($3 OR c.role IS NOT NULL)')}) people`;
+
+/** The single read's row: the Module's JSON text, the caller's role in it, and the personnel lists. */
+export type ModuleReadRow = { module: string; callerRole: ModuleRole | null } & PersonnelJson;
+
+/** A module's stored values as written by create and replace. */
+export interface ModuleValues {
+  code: string;
+  year: number;
+  description: string | null;
+  credits: number;
+}
+
+/** The modules deleted (decimal ids, with code and year) and the storage keys of their files. */
+export interface DeletedModules {
+  ids: string[];
+  modules: { code: string; year: number }[];
+  storageKeys: string[];
+}
+
+/** The unique constraint a create or replace violates when the code is taken for the year. */
+export const CODE_YEAR_CONSTRAINT = 'uq_modules_code_year';
+
+/** The Module's properties, as a QueryBuilder's `returning()` names them (MODULE_COLUMNS' order). */
+const MODULE_PROPERTIES = [
+  'id',
+  'code',
+  'year',
+  'description',
+  'credits',
+  'createdAt',
+  'updatedAt',
+] as const satisfies readonly (keyof ModuleSource)[];
+
+/** The same as `RETURNING` text, for the rollover's `INSERT … SELECT`. */
+const MODULE_RETURNING = `RETURNING id, code, year, description, credits,
+            created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+/** The only code that reads or writes the `modules` table (and deletes what belongs to a module). */
+@Injectable()
+export class CourseModulesRepository {
+  constructor(@InjectRepository(CourseModule) private readonly modules: Repository<CourseModule>) {}
+
+  private run(manager?: EntityManager): EntityManager {
+    return manager ?? this.modules.manager;
+  }
+
+  /** A Module's source from the row of a `returning(MODULE_PROPERTIES)`. */
+  private source(row: Record<string, unknown>): ModuleSource {
+    return returnedRow<CourseModule, (typeof MODULE_PROPERTIES)[number]>(
+      this.modules.metadata,
+      MODULE_PROPERTIES,
+      row,
+    );
+  }
+
+  /**
+   * One page of the list and the number of all matches, in one statement (a prepared one). For admins the
+   * total is null when `knownVersion` is still `module_stats`' version (nothing was counted), and `version`
+   * is that version. `modulesJson` is the page's Modules as JSON texts built by PostgreSQL, comma-joined in the
+   * page's order (empty for an empty page).
+   */
+  async page(
+    filter: ModuleListFilter,
+  ): Promise<{ modulesJson: string; total: number | null; version?: number }> {
+    const { sql, params } = moduleListQuery(filter);
+    const rows = await preparedQuery<PageRow<{ items: string }> & { version?: number | string }>(
+      this.modules.manager.connection,
+      sql,
+      params,
+      { name: filter.sort.length <= 1 },
+    );
+    const [row] = rows;
+    return {
+      modulesJson: row?.items ?? '',
+      total: row === undefined ? 0 : row.total === null ? null : Number(row.total),
+      version: row?.version === undefined ? undefined : Number(row.version),
+    };
+  }
+
+  /**
+   * `GET /api/modules/me`: the JSON text of the user's modules in each role group, in one row: those whose
+   * membership's effective status is `status`.
+   */
+  async ofMemberJson(userId: number, status: EffectiveStatus): Promise<MyModulesJson> {
+    const [row] = await preparedQuery<MyModulesJson>(this.modules.manager.connection, MY_MODULES_JSON_SQL, [
+      userId,
+      status,
+    ]);
+    return row;
+  }
+
+  /** Every module the user holds a role in, with the role: year descending, then code, then id. */
+  ofMember(userId: number | string): Promise<(ModuleSource & { role: ModuleRole })[]> {
+    return preparedQuery(this.modules.manager.connection, USER_MODULES_WITH_ROLE_SQL, [userId]);
+  }
+
+  /** The module and the caller's role in it (null when none), or null when there is no such module. */
+  async withCallerRole(
+    moduleId: string,
+    callerId: number,
+  ): Promise<(ModuleSource & { callerRole: ModuleRole | null }) | null> {
+    const [row] = await preparedQuery<ModuleSource & { callerRole: ModuleRole | null }>(
+      this.modules.manager.connection,
+      MODULE_WITH_CALLER_ROLE_SQL,
+      [moduleId, callerId],
+    );
+    return row ?? null;
+  }
+
+  /**
+   * The module's JSON text, the caller's role in it and, when the caller is an admin or holds a role in it, its
+   * personnel lists (else empty ones): null when there is no such module. One statement for the single read.
+   */
+  async withCallerRoleAndPersonnel(
+    moduleId: string,
+    callerId: number,
+    admin: boolean,
+  ): Promise<ModuleReadRow | null> {
+    const [row] = await preparedQuery<ModuleReadRow>(this.modules.manager.connection, MODULE_READ_SQL, [
+      moduleId,
+      callerId,
+      admin,
+    ]);
+    return row ?? null;
+  }
+
+  /** Inserts a module; a taken code and year violates {@link CODE_YEAR_CONSTRAINT}. */
+  async insert(values: ModuleValues, manager?: EntityManager): Promise<ModuleSource> {
+    const result = await this.run(manager)
+      .createQueryBuilder()
+      .insert()
+      .into(CourseModule)
+      .values(values)
+      .returning([...MODULE_PROPERTIES])
+      .updateEntity(false)
+      .execute();
+    return this.source((result.raw as Record<string, unknown>[])[0]);
+  }
+
+  /** The module's values, locked until the caller's transaction ends; null when there is no such module. */
+  lockValues(moduleId: string, manager: EntityManager): Promise<ModuleValues | null> {
+    return manager.findOne(CourseModule, {
+      select: { code: true, year: true, description: true, credits: true },
+      // A path id is an exact decimal string, compared with `bigint` exactly (the entity types it a number).
+      where: { id: moduleId as unknown as number },
+      lock: { mode: 'pessimistic_write' },
+    });
+  }
+
+  /** Replaces every field and bumps `updated_at`; null when there is no such module. */
+  async replace(
+    moduleId: string,
+    values: ModuleValues,
+    manager?: EntityManager,
+  ): Promise<ModuleSource | null> {
+    // `updated_at` is the UpdateDateColumn: TypeORM sets it to CURRENT_TIMESTAMP (now()).
+    const result = await this.run(manager)
+      .createQueryBuilder()
+      .update(CourseModule)
+      .set(values)
+      .where({ id: moduleId })
+      .returning([...MODULE_PROPERTIES])
+      .updateEntity(false)
+      .execute();
+    const [row] = result.raw as Record<string, unknown>[];
+    return row === undefined ? null : this.source(row);
+  }
+
+  /**
+   * Deletes the modules that exist among `ids` (exact decimal strings) with everything that belongs to them,
+   * inside the caller's transaction: one statement per table whatever the number of ids. The rows are locked
+   * in id order first, so concurrent deletes of overlapping sets do not deadlock.
+   */
+  async deleteWithDependents(ids: readonly string[], manager: EntityManager): Promise<DeletedModules> {
+    const locked = await manager.query<{ id: string; code: string; year: number }[]>(
+      `SELECT m.id::text AS id, m.code, m.year FROM modules m WHERE m.id = ANY($1::bigint[])
+       ORDER BY m.id FOR UPDATE`,
+      [ids],
+    );
+    const found = locked.map((row) => row.id);
+    const modules = locked.map(({ code, year }) => ({ code, year }));
+    if (found.length === 0) return { ids: found, modules, storageKeys: [] };
+    const [files] = await manager.query<[{ key: string }[], number]>(
+      `DELETE FROM assignment_files WHERE module_id = ANY($1::bigint[]) RETURNING storage_key AS key`,
+      [found],
+    );
+    await manager.query(`DELETE FROM assignments WHERE module_id = ANY($1::bigint[])`, [found]);
+    await manager.query(`DELETE FROM user_module_roles WHERE module_id = ANY($1::bigint[])`, [found]);
+    await manager.query(`DELETE FROM modules WHERE id = ANY($1::bigint[])`, [found]);
+    return { ids: found, modules, storageKeys: files.map((file) => file.key) };
+  }
+
+  /**
+   * Rollover (docs/api.md §13): the modules of `fromYear` (only those with a code in `codes` when given), at most
+   * `limit` of them, in one statement. With `lock` they cannot be deleted until the transaction ends; locks are
+   * taken in id order, as deletes take theirs.
+   */
+  rolloverSources(
+    filter: { fromYear: number; codes: readonly string[] | undefined },
+    limit: number,
+    options: { lock: boolean; manager: EntityManager },
+  ): Promise<{ id: string; code: string }[]> {
+    return options.manager.query<{ id: string; code: string }[]>(
+      `SELECT m.id::text AS id, m.code FROM modules m
+       WHERE m.year = $1 AND ($2::text[] IS NULL OR m.code = ANY($2::text[]))
+       ORDER BY m.id LIMIT $3
+       ${options.lock ? 'FOR KEY SHARE' : ''}`,
+      [filter.fromYear, filter.codes ?? null, limit],
+    );
+  }
+
+  /**
+   * The ids of the modules of `year` with a code among `codes`, by code, in one statement: one scan against the
+   * array (hashed by PostgreSQL), never a join, whose plan could go quadratic on the statistics of a year that has
+   * just been filled (docs/sql/modules.md).
+   */
+  async idsByCode(
+    codes: readonly string[],
+    year: number,
+    manager: EntityManager,
+  ): Promise<Map<string, string>> {
+    const rows = await manager.query<{ id: string; code: string }[]>(
+      `SELECT id::text AS id, code FROM modules WHERE year = $1 AND code = ANY($2::text[])`,
+      [year, codes],
+    );
+    return new Map(rows.map((row) => [row.code, row.id]));
+  }
+
+  /**
+   * Creates the `toYear` namesake (same code, description and credits) of each module among `sourceIds`, in one
+   * statement; returns the modules created. A namesake that exists (created meanwhile by someone else) is skipped.
+   */
+  insertCopies(
+    sourceIds: readonly string[],
+    toYear: number,
+    manager: EntityManager,
+  ): Promise<ModuleSource[]> {
+    return manager.query<ModuleSource[]>(
+      `INSERT INTO modules (code, year, description, credits)
+       SELECT s.code, $2, s.description, s.credits FROM modules s
+       WHERE s.id = ANY($1::bigint[])
+       ORDER BY s.code
+       ON CONFLICT (code, year) DO NOTHING
+       ${MODULE_RETURNING}`,
+      [sourceIds, toYear],
+    );
+  }
+
+  /** The existing modules among `ids` (decimal strings). */
+  async existingIds(ids: readonly string[]): Promise<Set<string>> {
+    const rows = await this.modules.query<{ id: string }[]>(
+      `SELECT id::text AS id FROM modules WHERE id = ANY($1::bigint[])`,
+      [ids],
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+}
