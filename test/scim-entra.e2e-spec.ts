@@ -1,14 +1,15 @@
 import { useTestApp } from './support/app.js';
 import { DEFAULT_PASSWORD } from './support/factories.js';
-import { type ApiResponse, request } from './support/http.js';
+import { request } from './support/http.js';
 import { TEST_AUDIENCE, TestIdp } from './support/idp.js';
 import {
+  fillPlaceholders,
   LIST_SCHEMA,
-  makeScimToken,
   PATCH_SCHEMA,
-  type ScimCall,
-  scimClient,
+  replay,
+  type ReplayStep,
   USER_SCHEMA,
+  useScimClient,
 } from './support/scim.js';
 
 /**
@@ -19,15 +20,10 @@ import {
  * keys). Entra's ids in paths are its own GUIDs until it has learnt ours. `{placeholders}` come from answers.
  */
 
-interface Step extends ScimCall {
-  name: string;
-  expect: (res: ApiResponse, seen: Record<string, string>) => void;
-}
-
 const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 
 /** One Entra run: `flag` is appended to every path as the tenant URL carries it. */
-function entraSequence(flag: boolean): Step[] {
+function entraSequence(flag: boolean): ReplayStep[] {
   const q = (path: string) => (flag ? `${path}${path.includes('?') ? '&' : '?'}aadOptscim062020` : path);
   const op = (name: string) => (flag ? name.toLowerCase() : name);
   const bool = (value: boolean) => (flag ? value : value ? 'True' : 'False');
@@ -246,12 +242,6 @@ function entraSequence(flag: boolean): Step[] {
   ];
 }
 
-function fill<T>(value: T, seen: Record<string, string>): T {
-  return JSON.parse(
-    JSON.stringify(value).replace(/\{([A-Za-z]+)\}/g, (whole, name: string) => seen[name] ?? whole),
-  ) as T;
-}
-
 describe('Microsoft Entra ID provisioning, replayed (docs/provisioning.md)', () => {
   let idp: TestIdp;
   const settings: Parameters<typeof useTestApp>[0] = { scimEnabled: true };
@@ -269,33 +259,7 @@ describe('Microsoft Entra ID provisioning, replayed (docs/provisioning.md)', () 
   });
   afterAll(() => idp?.stop());
   const { app, api } = useTestApp(settings);
-  let token: string;
-  const scim = scimClient(
-    () => app.url,
-    () => token,
-  );
-
-  beforeEach(async () => {
-    await app.reset();
-    await app.dataSource.query('TRUNCATE integration_tokens');
-    token = await makeScimToken(app.dataSource);
-  });
-
-  async function replay(steps: Step[]): Promise<void> {
-    const seen: Record<string, string> = {};
-    const log: string[] = [];
-    for (const step of steps) {
-      const call = fill({ method: step.method, path: step.path, body: step.body }, seen);
-      const res = await scim(call);
-      log.push(`${call.method} ${decodeURIComponent(call.path.replace(/\+/g, ' '))} → ${res.status}`);
-      try {
-        step.expect(res, seen);
-      } catch (error) {
-        throw new Error(`${step.name}: ${(error as Error).message}\n${JSON.stringify(res.body)}`);
-      }
-    }
-    if (process.env.SCIM_REPLAY_LOG) console.log(log.join('\n'));
-  }
+  const { scim } = useScimClient(app);
 
   const counts = async () =>
     (
@@ -305,16 +269,16 @@ describe('Microsoft Entra ID provisioning, replayed (docs/provisioning.md)', () 
     )[0] as { audit: number; events: number };
 
   it('passes its calls with aadOptscim062020 in the tenant URL', async () => {
-    await replay(entraSequence(true));
+    await replay(scim, entraSequence(true));
   });
 
   it('passes its calls without aadOptscim062020 (capitalised ops, "False", path-less dotted keys)', async () => {
-    await replay(entraSequence(false));
+    await replay(scim, entraSequence(false));
   });
 
   it('writes no audit event and no change event for its periodic re-send of unchanged values', async () => {
     // Test Connection, the GUID probe, the lookup and the create.
-    await replay(entraSequence(true).slice(0, 4));
+    await replay(scim, entraSequence(true).slice(0, 4));
     const found = await scim({
       method: 'GET',
       path: '/Users?filter=externalId+eq+%220a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef%22',
@@ -338,7 +302,9 @@ describe('Microsoft Entra ID provisioning, replayed (docs/provisioning.md)', () 
     // Entra's re-send of the same values (email in another case, "True"), twice: nothing is written.
     const [resync] = entraSequence(false).filter((step) => step.name.startsWith('The 40-minute'));
     for (let i = 0; i < 2; i++) {
-      const res = await scim(fill({ method: resync.method, path: resync.path, body: resync.body }, { id }));
+      const res = await scim(
+        fillPlaceholders({ method: resync.method, path: resync.path, body: resync.body }, { id }),
+      );
       expect(res.status).toBe(200);
     }
     expect(await counts()).toEqual(afterChange);

@@ -1,13 +1,13 @@
-import { type ApiResponse, request } from './support/http.js';
+import { request } from './support/http.js';
 import { tokenFor } from './support/factories.js';
 import { useTestApp } from './support/app.js';
 import {
   LIST_SCHEMA,
-  makeScimToken,
   PATCH_SCHEMA,
-  type ScimCall,
-  scimClient,
+  replay,
+  type ReplayStep,
   USER_SCHEMA,
+  useScimClient,
 } from './support/scim.js';
 
 /**
@@ -17,12 +17,6 @@ import {
  * (`application/scim+json`, a PUT with the whole user for profile pushes, a path-less `{"active": false}` PATCH
  * to deactivate). `{placeholders}` are filled from earlier answers.
  */
-
-/** A step: the call, and what Okta's test asserts of the answer. */
-interface Step extends ScimCall {
-  name: string;
-  expect: (res: ApiResponse, seen: Record<string, string>) => void;
-}
 
 const RANDOM = `okta${Date.now()}`;
 const OKTA_USER = {
@@ -41,7 +35,7 @@ const OKTA_USER = {
 const isNumber = (value: unknown) => expect(typeof value).toBe('number');
 
 /** Okta's SCIM 2.0 Spec Test, in order. */
-const SPEC_TEST: Step[] = [
+const SPEC_TEST: ReplayStep[] = [
   {
     name: 'Required Test: Test Users endpoint',
     method: 'GET',
@@ -179,7 +173,7 @@ const PERSON = {
 };
 
 /** The lifecycle of one person through an Okta SCIM 2.0 app: create, update, deactivate, reactivate. */
-const LIFECYCLE: Step[] = [
+const LIFECYCLE: ReplayStep[] = [
   {
     name: 'Okta looks the person up before creating them',
     method: 'GET',
@@ -243,42 +237,9 @@ const LIFECYCLE: Step[] = [
   },
 ];
 
-/** `{name}` in a path or body, from what earlier answers showed. */
-function fill<T>(value: T, seen: Record<string, string>): T {
-  return JSON.parse(
-    JSON.stringify(value).replace(/\{([A-Za-z]+)\}/g, (whole, name: string) => seen[name] ?? whole),
-  ) as T;
-}
-
 describe('Okta provisioning, replayed (docs/provisioning.md)', () => {
   const { app } = useTestApp({ scimEnabled: true });
-  let token: string;
-  const scim = scimClient(
-    () => app.url,
-    () => token,
-  );
-
-  beforeEach(async () => {
-    await app.reset();
-    await app.dataSource.query('TRUNCATE integration_tokens');
-    token = await makeScimToken(app.dataSource);
-  });
-
-  async function replay(steps: Step[], seen: Record<string, string> = {}): Promise<string[]> {
-    const log: string[] = [];
-    for (const step of steps) {
-      const call = fill({ method: step.method, path: step.path, body: step.body }, seen);
-      const res = await scim(call);
-      log.push(`${call.method} ${decodeURIComponent(call.path)} → ${res.status}`);
-      try {
-        step.expect(res, seen);
-      } catch (error) {
-        throw new Error(`${step.name}: ${(error as Error).message}\n${JSON.stringify(res.body)}`);
-      }
-    }
-    if (process.env.SCIM_REPLAY_LOG) console.log(log.join('\n'));
-    return log;
-  }
+  const { scim } = useScimClient(app);
 
   it("passes Okta's SCIM 2.0 Spec Test, in order, against a directory with one person in it", async () => {
     // The test reads the first user listed: a person the directory already holds.
@@ -293,7 +254,7 @@ describe('Okta provisioning, replayed (docs/provisioning.md)', () => {
       },
     });
     expect(seeded.status).toBe(201);
-    await replay(SPEC_TEST);
+    await replay(scim, SPEC_TEST);
   });
 
   it('runs the lifecycle: create, update, deactivate (sign-in refused), reactivate (sign-in works again)', async () => {
@@ -302,12 +263,12 @@ describe('Okta provisioning, replayed (docs/provisioning.md)', () => {
       const user = { id: Number(seen.id), admin: false };
       return (await request(app.url, 'GET', '/api/auth/me', { token: tokenFor(user) })).status;
     };
-    await replay(LIFECYCLE.slice(0, 3), seen);
+    await replay(scim, LIFECYCLE.slice(0, 3), seen);
     expect(await signedIn()).toBe(200);
-    await replay(LIFECYCLE.slice(3, 5), seen);
+    await replay(scim, LIFECYCLE.slice(3, 5), seen);
     // Deactivated: every token of theirs is refused (at once on this replica).
     expect(await signedIn()).toBe(401);
-    await replay(LIFECYCLE.slice(5), seen);
+    await replay(scim, LIFECYCLE.slice(5), seen);
     expect(await signedIn()).toBe(200);
     const [row] = await app.dataSource.query(
       `SELECT family_name, display_name, active, external_id FROM users WHERE username = 'jane.doe@uni.edu'`,

@@ -8,9 +8,9 @@ import {
   PATCH_SCHEMA,
   SCIM,
   SCIM_CONTENT_TYPE,
-  scimClient,
   scimError,
   USER_SCHEMA,
+  useScimClient,
 } from './support/scim.js';
 
 const jane = {
@@ -30,18 +30,8 @@ const jane = {
 
 describe('SCIM 2.0 (/api/scim/v2, docs/api.md §14)', () => {
   const { app } = useTestApp({ scimEnabled: true, publicBaseUrl: 'https://modules.uni.edu' });
-  let token: string;
-  const scim = scimClient(
-    () => app.url,
-    () => token,
-  );
+  const { scim, token } = useScimClient(app);
   const patchBody = (...operations: unknown[]) => ({ schemas: [PATCH_SCHEMA], Operations: operations });
-
-  beforeEach(async () => {
-    await app.reset();
-    await app.dataSource.query('TRUNCATE integration_tokens');
-    token = await makeScimToken(app.dataSource);
-  });
 
   const createJane = async () => {
     const res = await scim({ method: 'POST', path: '/Users', body: jane });
@@ -52,7 +42,7 @@ describe('SCIM 2.0 (/api/scim/v2, docs/api.md §14)', () => {
   describe('framing, authentication and scope come first, each as a SCIM error', () => {
     it('answers malformed JSON, a wrong content type and an oversized body with SCIM errors', async () => {
       const malformed = await request(app.url, 'POST', `${SCIM}/Users`, {
-        token,
+        token: token(),
         body: '{"userName": ',
         headers: { 'content-type': SCIM_CONTENT_TYPE },
       });
@@ -77,13 +67,13 @@ describe('SCIM 2.0 (/api/scim/v2, docs/api.md §14)', () => {
 
     it('takes application/json too, and application/scim+json with a charset', async () => {
       const res = await request(app.url, 'POST', `${SCIM}/Users`, {
-        token,
+        token: token(),
         body: jane,
         headers: { 'content-type': 'application/scim+json; charset=utf-8' },
       });
       expect(res.status).toBe(201);
       const other = await request(app.url, 'POST', `${SCIM}/Users`, {
-        token,
+        token: token(),
         body: { ...jane, userName: 'john', externalId: 'x', emails: [{ value: 'john@uni.edu' }] },
       });
       expect(other.status).toBe(201);
@@ -104,7 +94,7 @@ describe('SCIM 2.0 (/api/scim/v2, docs/api.md §14)', () => {
       expect(res.status).toBe(403);
       expect(res.body).toEqual(scimError(403, 'This token may not use SCIM'));
       // A scim token is refused on every other route of the API.
-      expect((await request(app.url, 'GET', '/api/users', { token })).status).toBe(401);
+      expect((await request(app.url, 'GET', '/api/users', { token: token() })).status).toBe(401);
     });
 
     it('checks a PATCH body before the user exists, and the user before uniqueness', async () => {

@@ -1,6 +1,7 @@
 import { type DataSource } from 'typeorm';
 import { type ApiResponse, request } from './http.js';
 import { makeIntegrationToken } from './token-fixtures.js';
+import { type TestApp } from './app.js';
 
 export const SCIM = '/api/scim/v2';
 export const SCIM_CONTENT_TYPE = 'application/scim+json';
@@ -37,3 +38,62 @@ export function scimClient(baseUrl: () => string, token: () => string) {
 /** An integration token with the `scim` scope, stored directly. */
 export const makeScimToken = async (dataSource: DataSource) =>
   (await makeIntegrationToken(dataSource, ['scim'])).token;
+
+/**
+ * A fresh directory and a fresh `scim` token before each test of the file, and a client sending with that token.
+ * `app` is what `useTestApp` returns.
+ */
+export function useScimClient(app: TestApp) {
+  let token = '';
+  beforeEach(async () => {
+    await app.reset();
+    await app.dataSource.query('TRUNCATE integration_tokens');
+    token = await makeScimToken(app.dataSource);
+  });
+  return {
+    scim: scimClient(
+      () => app.url,
+      () => token,
+    ),
+    /** The token of the current test. */
+    token: () => token,
+  };
+}
+
+/** One call of an identity provider's replayed sequence, and what its own test asserts of the answer. */
+export interface ReplayStep extends ScimCall {
+  name: string;
+  expect: (res: ApiResponse, seen: Record<string, string>) => void;
+}
+
+/** `value` with every `{name}` (in strings, paths and bodies) replaced by what an earlier answer gave as `seen[name]`. */
+export function fillPlaceholders<T>(value: T, seen: Record<string, string>): T {
+  return JSON.parse(
+    JSON.stringify(value).replace(/\{([A-Za-z]+)\}/g, (whole, name: string) => seen[name] ?? whole),
+  ) as T;
+}
+
+/**
+ * Sends `steps` in order through `scim`, filling placeholders from `seen` (which the steps' checks add to); a
+ * failed check names its step and shows the answer. Answers the log of calls and statuses, printed when
+ * SCIM_REPLAY_LOG is set.
+ */
+export async function replay(
+  scim: ReturnType<typeof scimClient>,
+  steps: ReplayStep[],
+  seen: Record<string, string> = {},
+): Promise<string[]> {
+  const log: string[] = [];
+  for (const step of steps) {
+    const call = fillPlaceholders({ method: step.method, path: step.path, body: step.body }, seen);
+    const res = await scim(call);
+    log.push(`${call.method} ${decodeURIComponent(call.path.replace(/\+/g, ' '))} → ${res.status}`);
+    try {
+      step.expect(res, seen);
+    } catch (error) {
+      throw new Error(`${step.name}: ${(error as Error).message}\n${JSON.stringify(res.body)}`);
+    }
+  }
+  if (process.env.SCIM_REPLAY_LOG) console.log(log.join('\n'));
+  return log;
+}
