@@ -11,7 +11,8 @@ import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { type Query } from '../core/query.js';
 import { type AuditEntry, type RequestContext } from './audit-actions.js';
-import { type AuditEventResponse, toAuditEventResponse } from './audit.mapper.js';
+import { type AuditEventResponse } from './audit-event.shape.js';
+import { toAuditEventResponse } from './audit.mapper.js';
 import { readAuditListParams } from './audit-params.js';
 import { AuditRepository } from './audit.repository.js';
 

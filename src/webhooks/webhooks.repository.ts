@@ -3,7 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { type Paging } from '../core/query.js';
 import { preparedQuery } from '../database/prepared.js';
+import { type PerField } from '../core/wire-shape.js';
 import { pageWithTotal, type PageRow, SqlParams, splitPage } from '../database/sql.js';
+import { DELIVERY_FIELDS } from './delivery.shape.js';
 import { ALL_TYPES } from './webhook-types.js';
 
 export interface WebhookRow {
@@ -70,12 +72,21 @@ interface DispatchSkipRow {
   moved: number;
 }
 
-const COLUMNS =
-  'w.id, w.url, w.types, w.description, w.enabled, w.secret, w.created_at, w.updated_at, w.failing_since';
+/** The columns of a `WebhookRow`, one per property. */
+const COLUMNS = Object.values({
+  id: 'w.id',
+  url: 'w.url',
+  types: 'w.types',
+  description: 'w.description',
+  enabled: 'w.enabled',
+  secret: 'w.secret',
+  created_at: 'w.created_at',
+  updated_at: 'w.updated_at',
+  failing_since: 'w.failing_since',
+} satisfies PerField<WebhookRow, string>).join(', ');
 const RETURNING = COLUMNS.replaceAll('w.', '');
-const DELIVERY_COLUMNS =
-  'd.id, d.event_id, d.event_type, d.attempt, d.at, d.outcome, d.status_code, d.error, d.duration_ms, ' +
-  'd.response_excerpt, d.next_retry_at';
+/** The columns of a `DeliveryRow`: the delivery's wire fields (delivery.shape.ts), each from its column. */
+const DELIVERY_COLUMNS = DELIVERY_FIELDS.map((field) => `d.${field}`).join(', ');
 
 /** The only code that reads or writes `webhooks` and `webhook_deliveries`. */
 @Injectable()
