@@ -13,7 +13,7 @@ import process from 'node:process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { scratchDatabase } from './scratch-database.js';
+import { createScratchDatabase } from '../dist/src/database/scratch-database.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const MODULES = Number(process.env.ROLLOVER_MODULES ?? 1000);
@@ -39,7 +39,7 @@ async function status(pid) {
 async function main() {
   const external = process.env.DATABASE_URL?.trim();
   if (!external) throw new Error('set DATABASE_URL to a PostgreSQL server (a fresh database is made on it)');
-  const database = await scratchDatabase(external, 'mas_rollover_memory');
+  const database = await createScratchDatabase(external, 'mas_rollover_memory');
   cleanups.push(database.drop);
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mas-rollover-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));

@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { scratchDatabase } from './scratch-database.js';
+import { createScratchDatabase } from '../dist/src/database/scratch-database.js';
 
 const USERS = 50_000;
 const SECONDS = Number(process.env.SCIM_BENCH_SECONDS ?? 10);
@@ -25,7 +25,7 @@ const out = (line) => process.stdout.write(`${line}\n`);
 
 async function database() {
   if (process.env.DATABASE_URL) {
-    const scratch = await scratchDatabase(process.env.DATABASE_URL, 'mas_scim_bench');
+    const scratch = await createScratchDatabase(process.env.DATABASE_URL, 'mas_scim_bench');
     cleanups.push(scratch.drop);
     return scratch.url;
   }

@@ -6,6 +6,7 @@ import { PasswordHasher } from '../src/users/password-hasher.js';
 import { startTestApp, useTestApp } from './support/app.js';
 import { client } from './support/http.js';
 import { DEFAULT_PASSWORD, makeUser, tokenFor, unsignedToken, type UserRow } from './support/factories.js';
+import { USER_ACCOUNT_FIELDS } from '../src/users/user.shape.js';
 
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20));
 
@@ -364,20 +365,7 @@ describe('authentication (docs/api.md §2)', () => {
         email: 'renamed@example.edu',
         avatar_url: null,
       });
-      expect(Object.keys(res.body.data)).toEqual([
-        'id',
-        'username',
-        'email',
-        'given_name',
-        'family_name',
-        'display_name',
-        'active',
-        'admin',
-        'created_at',
-        'updated_at',
-        'avatar_url',
-        'external_id',
-      ]);
+      expect(Object.keys(res.body.data)).toEqual(USER_ACCOUNT_FIELDS);
     });
   });
 

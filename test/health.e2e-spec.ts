@@ -11,6 +11,23 @@ describe('health', () => {
     expect(res.body).toEqual({ success: true, data: 'OK', message: 'Health check passed' });
   });
 
+  it('answers liveness with the bytes and headers of any enveloped answer, HEAD included', async () => {
+    const live = await fetch(`${app.url}/api/health`);
+    const ready = await fetch(`${app.url}/api/health/ready`);
+    expect(await live.text()).toBe('{"success":true,"data":"OK","message":"Health check passed"}');
+    const names = (response: Response) =>
+      [...response.headers.keys()].filter((name) => name !== 'content-length').sort();
+    expect(names(live)).toEqual(names(ready));
+    for (const name of names(live).filter((n) => !['date', 'x-request-id', 'keep-alive'].includes(n)))
+      expect([name, live.headers.get(name)]).toEqual([name, ready.headers.get(name)]);
+    expect(live.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(live.headers.get('content-length')).toBe('60');
+    expect(live.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const head = await fetch(`${app.url}/api/health`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+  });
+
   it('answers readiness with the database up', async () => {
     const res = await api.get('/api/health/ready');
     expect(res.status).toBe(200);

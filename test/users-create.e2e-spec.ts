@@ -1,6 +1,7 @@
 import { useTestApp } from './support/app.js';
 import { freshAdmin } from './support/fresh-admin.js';
 import { makeUser, tokenFor } from './support/factories.js';
+import { USER_ACCOUNT_FIELDS } from '../src/users/user.shape.js';
 
 const PASSWORD_MESSAGE = 'Password must be 8-128 characters';
 const USERNAME_MESSAGE = "Username must be 3-128 characters of letters, digits, '.', '_', '-', '@' or '+'";
@@ -183,20 +184,7 @@ describe('Users API: create and bulk create', () => {
         ['mia', 'mia@example.edu', false],
       ]);
       for (const user of res.body.data) {
-        expect(Object.keys(user)).toEqual([
-          'id',
-          'username',
-          'email',
-          'given_name',
-          'family_name',
-          'display_name',
-          'active',
-          'admin',
-          'created_at',
-          'updated_at',
-          'avatar_url',
-          'external_id',
-        ]);
+        expect(Object.keys(user)).toEqual(USER_ACCOUNT_FIELDS);
         expect(user.avatar_url).toBeNull();
       }
       const hashes = await app.dataSource.query(`SELECT password_hash FROM users WHERE username <> 'root'`);

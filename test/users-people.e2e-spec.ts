@@ -1,23 +1,11 @@
 import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { USER_ACCOUNT_FIELDS, USER_SUMMARY_FIELDS } from '../src/users/user.shape.js';
 import { useTestApp } from './support/app.js';
 import { auditEvents, csvLines, postCsv } from './support/csv.js';
 import { assignRole, makeModule, makeUser, tokenFor, type UserRow } from './support/factories.js';
 import { freshAdmin } from './support/fresh-admin.js';
 
 const PASSWORD = 'correct-horse-battery';
-const SUMMARY_KEYS = [
-  'id',
-  'username',
-  'email',
-  'given_name',
-  'family_name',
-  'display_name',
-  'active',
-  'admin',
-  'created_at',
-  'updated_at',
-  'avatar_url',
-];
 
 describe('people fields of a user (docs/api.md §14, §3, §5)', () => {
   const { app, api } = useTestApp();
@@ -43,7 +31,7 @@ describe('people fields of a user (docs/api.md §14, §3, §5)', () => {
     it('creates a user with names, external_id and active, answering them in the contract order', async () => {
       const res = await create(jane);
       expect(res.status).toBe(201);
-      expect(Object.keys(res.body.data)).toEqual([...SUMMARY_KEYS, 'external_id']);
+      expect(Object.keys(res.body.data)).toEqual(USER_ACCOUNT_FIELDS);
       expect(res.body.data).toMatchObject({
         username: 'jane.doe@uni.edu',
         given_name: 'Jane',
@@ -288,7 +276,7 @@ describe('people fields of a user (docs/api.md §14, §3, §5)', () => {
       expect(login.status).toBe(200);
       expect(login.body.data.user.external_id).toBe(jane.external_id);
       const me = await api.get('/api/auth/me', { token: login.body.data.token });
-      expect(Object.keys(me.body.data)).toEqual([...SUMMARY_KEYS, 'external_id']);
+      expect(Object.keys(me.body.data)).toEqual(USER_ACCOUNT_FIELDS);
       expect(me.body.data.given_name).toBe('Jane');
 
       const module = await makeModule(app.dataSource);
@@ -297,7 +285,7 @@ describe('people fields of a user (docs/api.md §14, §3, §5)', () => {
       await assignRole(app.dataSource, lecturer.id, module.id, ModuleRole.Lecturer);
       const single = await api.get(`/api/modules/${module.id}`, { token: tokenFor(lecturer) });
       expect(single.status).toBe(200);
-      expect(Object.keys(single.body.data.students[0])).toEqual(SUMMARY_KEYS);
+      expect(Object.keys(single.body.data.students[0])).toEqual(USER_SUMMARY_FIELDS);
       expect(single.body.data.students[0]).toMatchObject({ given_name: 'Jane', display_name: 'Jane Doe' });
       const students = await api.get(`/api/modules/${module.id}/students`, { token: tokenFor(lecturer) });
       expect(students.body.data.users[0]).not.toHaveProperty('external_id');
@@ -306,7 +294,7 @@ describe('people fields of a user (docs/api.md §14, §3, §5)', () => {
         token: tokenFor(lecturer),
       });
       expect(eligible.body.data.users.length).toBeGreaterThan(0);
-      for (const user of eligible.body.data.users) expect(Object.keys(user)).toEqual(SUMMARY_KEYS);
+      for (const user of eligible.body.data.users) expect(Object.keys(user)).toEqual(USER_SUMMARY_FIELDS);
     });
   });
 

@@ -459,6 +459,26 @@ export const EXAMPLES = {
         TX,
       ],
     },
+    recordDelivered: {
+      args: [
+        [
+          {
+            webhook_id: '301',
+            event_id: 'MTAwMC40Mg',
+            event_type: 'module.created',
+            attempt: 1,
+            at: AT,
+            outcome: 'delivered',
+            status_code: 204,
+            error: null,
+            duration_ms: 12,
+            response_excerpt: 'ok',
+            next_retry_at: null,
+          },
+        ],
+        TX,
+      ],
+    },
     markDelivered: { args: ['301', TX] },
     markFailed: { args: ['301', 86_400_000, TX] },
     lockDispatchPosition: { args: [TX] },

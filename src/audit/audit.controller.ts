@@ -1,27 +1,25 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, ResponseMessage } from '../core/decorators.js';
-import { ApiErrors, ApiOk, ApiPagingQuery, pagedSchema, schema } from '../openapi/openapi.js';
+import { type PerField } from '../core/wire-shape.js';
+import {
+  ApiErrors,
+  ApiOk,
+  ApiPagingQuery,
+  pagedSchema,
+  schema,
+  type Schema,
+  shapeSchema,
+} from '../openapi/openapi.js';
+import { AUDIT_EVENT_FIELDS, type AuditEventResponse } from './audit-event.shape.js';
 import { INVALID_SORT_MESSAGE, PAGING_MESSAGES, type Query as QueryParams } from '../core/query.js';
 import { readAuditListParams } from './audit-params.js';
 import { AUDIT_ACTIONS, INVALID_AUDIT_ACTION_MESSAGE } from './audit-actions.js';
 import { type AuditPage, AuditService } from './audit.service.js';
 
-const AuditEventSchema = schema('AuditEvent', {
-  type: 'object',
-  required: [
-    'id',
-    'at',
-    'actor_id',
-    'action',
-    'target_type',
-    'target_ids',
-    'summary',
-    'request_id',
-    'client_ip',
-  ],
-  additionalProperties: false,
-  properties: {
+const AuditEventSchema = schema(
+  'AuditEvent',
+  shapeSchema(AUDIT_EVENT_FIELDS, {
     id: { type: 'integer', format: 'int64', minimum: 1, example: 42 },
     at: { type: 'string', format: 'date-time', example: '2026-11-21T08:41:00.123Z' },
     actor_id: { type: 'integer', format: 'int64', nullable: true, example: 1 },
@@ -41,8 +39,8 @@ const AuditEventSchema = schema('AuditEvent', {
     },
     request_id: { type: 'string', nullable: true, example: '0b6c0d1e-3a55-4f7e-9d67-6f0e3c2b9a10' },
     client_ip: { type: 'string', nullable: true, example: '192.0.2.10' },
-  },
-});
+  } satisfies PerField<AuditEventResponse, Schema>),
+);
 const AuditListSchema = schema('AuditEventList', pagedSchema('events', AuditEventSchema));
 
 const idQuery = (name: string, description: string) =>

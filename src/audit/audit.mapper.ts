@@ -1,7 +1,5 @@
+import { type AuditEventResponse } from './audit-event.shape.js';
 import { type AuditEventRow } from './audit.repository.js';
-
-/** An event on the wire (docs/api.md §10): the stored row with `at` as ISO text. */
-export type AuditEventResponse = Omit<AuditEventRow, 'at'> & { at: string };
 
 export function toAuditEventResponse(row: AuditEventRow): AuditEventResponse {
   return {

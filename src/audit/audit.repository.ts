@@ -5,6 +5,7 @@ import { type Paging } from '../core/query.js';
 import { pageWithTotal, type PageRow, SqlParams, splitPage, whereClause } from '../database/sql.js';
 import { type DeferredRows, writeRows } from '../database/transactions.js';
 import { type AuditAction, type AuditTargetType } from './audit-actions.js';
+import { AUDIT_EVENT_FIELDS, type AuditEventResponse } from './audit-event.shape.js';
 
 /** A row to append; `at` is the database's clock (the change's transaction time). */
 interface NewAuditEvent {
@@ -29,17 +30,8 @@ export interface AuditFilter {
   paging: Paging;
 }
 
-export interface AuditEventRow {
-  id: number;
-  at: Date;
-  actor_id: number | null;
-  action: AuditAction;
-  target_type: AuditTargetType | null;
-  target_ids: number[];
-  summary: Record<string, unknown>;
-  request_id: string | null;
-  client_ip: string | null;
-}
+/** An event as read: the wire fields (audit-event.shape.ts), `at` still a Date. */
+export type AuditEventRow = Omit<AuditEventResponse, 'at'> & { at: Date };
 
 /** Audit rows as one INSERT, in their order; inside a transaction of Transactions, written at its end. */
 const AUDIT_ROWS: DeferredRows<NewAuditEvent> = {
@@ -55,8 +47,8 @@ const AUDIT_ROWS: DeferredRows<NewAuditEvent> = {
        .join(', ')}`,
 };
 
-const COLUMNS =
-  'e.id, e.at, e.actor_id, e.action, e.target_type, e.target_ids, e.summary, e.request_id, e.client_ip';
+/** The columns of an `AuditEventRow`: each wire field from its column. */
+const COLUMNS = AUDIT_EVENT_FIELDS.map((field) => `e.${field}`).join(', ');
 
 /** The only code that reads or writes `audit_events`. */
 @Injectable()

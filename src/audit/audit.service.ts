@@ -10,7 +10,8 @@ import { type Transaction } from '../database/transactions.js';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { type AuditEntry, type RequestContext } from './audit-actions.js';
-import { type AuditEventResponse, toAuditEventResponse } from './audit.mapper.js';
+import { type AuditEventResponse } from './audit-event.shape.js';
+import { toAuditEventResponse } from './audit.mapper.js';
 import { type AuditFilter, AuditRepository } from './audit.repository.js';
 
 export interface AuditPage {

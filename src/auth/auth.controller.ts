@@ -11,7 +11,7 @@ import { ChangePasswordDto, CURRENT_PASSWORD_MESSAGE } from './dto/change-passwo
 import { LOGIN_PASSWORD_MESSAGE, LOGIN_USERNAME_MESSAGE, LoginDto } from './dto/login.dto.js';
 import { LoginThrottleGuard } from './login-throttle.guard.js';
 import { PasswordLoginGuard } from './password-login.guard.js';
-import { type UserAccount } from '../users/user.mapper.js';
+import { type UserAccount } from '../users/user.shape.js';
 import { MALFORMED_JSON_MESSAGE, UNSUPPORTED_CONTENT_TYPE_MESSAGE } from '../core/errors.js';
 import {
   INVALID_CREDENTIALS_MESSAGE,

@@ -37,6 +37,39 @@ export function orderByClause(keys: readonly SortKey[], idColumn: string): strin
 export const isoTimestampText = (column: string) =>
   `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
+/**
+ * The JSON text of one row of a wire shape, byte for byte as `JSON.stringify` writes the mapper's object: a
+ * `row_to_json` sub-select whose items are the fields' SQL expressions in the fields' order, each named by its
+ * field (an expression that is a column of that name stands as it is). `expressions` is declared
+ * `satisfies PerField<Shape, string>` beside it (core/wire-shape.ts), so it holds exactly the shape's fields.
+ */
+export function rowJsonText<K extends string>(
+  fields: readonly K[],
+  expressions: Readonly<Record<K, string>>,
+): string {
+  const items = fields.map((field) => {
+    const expression = expressions[field];
+    return expression.endsWith(`.${field}`) ? expression : `${expression} AS ${field}`;
+  });
+  return `(SELECT row_to_json(x)::text FROM (\n    SELECT ${items.join(', ')}) x)`;
+}
+
+/** `json_build_object`'s arguments for a wire shape: each field's name and SQL expression, in the fields' order. */
+export function jsonObjectArguments<K extends string>(
+  fields: readonly K[],
+  expressions: Readonly<Record<K, string>>,
+  indent = ' ',
+): string {
+  return fields.map((field) => `'${field}', ${expressions[field]}`).join(`,\n${indent}`);
+}
+
+/** SQL select items aliasing columns to a mapper's source properties: `{prop: 'u.col'}` → `u.col AS "prop"`. */
+export function aliasedColumns<K extends string>(columns: Readonly<Record<K, string>>): string {
+  return Object.entries<string>(columns)
+    .map(([property, column]) => (column.endsWith(`.${property}`) ? column : `${column} AS "${property}"`))
+    .join(', ');
+}
+
 /** A `LIKE`/`ILIKE` pattern matching `text` as a literal substring (`%`, `_` and `\` match themselves). */
 export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;

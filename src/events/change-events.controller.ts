@@ -3,6 +3,7 @@ import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, IntegrationTokens, ResponseMessage } from '../core/decorators.js';
 import { type JsonText } from '../core/json-text.js';
 import { ApiErrors, ApiOk, schema } from '../openapi/openapi.js';
+import { ChangeEventSchema, CURSOR_EXAMPLE } from './change-event.schemas.js';
 import { type Query as QueryParams } from '../core/query.js';
 import { readFeedParams } from './feed-params.js';
 import { CHANGE_EVENT_TYPES, INVALID_EVENT_TYPE_MESSAGE } from './change-event-types.js';
@@ -10,39 +11,6 @@ import { CURSOR_EXPIRED_MESSAGE, FEED_BUSY_MESSAGE, INVALID_CURSOR_MESSAGE } fro
 import { type FeedAnswer, ChangeEventsService } from './change-events.service.js';
 import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, FEED_WAIT_MAX_SECONDS } from './feed-params.js';
 
-const CURSOR_EXAMPLE = 'NzQ2LjEwMjQ';
-
-const ChangeEventSchema = schema('ChangeEvent', {
-  type: 'object',
-  required: ['id', 'type', 'at', 'data'],
-  additionalProperties: false,
-  properties: {
-    id: {
-      type: 'string',
-      description: 'Opaque cursor of this event: pass it as `after` to read the events after it.',
-      example: CURSOR_EXAMPLE,
-    },
-    type: { type: 'string', enum: [...CHANGE_EVENT_TYPES], example: 'module.updated' },
-    at: { type: 'string', format: 'date-time', example: '2026-11-21T08:41:00.123Z' },
-    data: {
-      type: 'object',
-      additionalProperties: true,
-      description:
-        'module.created / module.updated: the Module; module.deleted: {id, code, year}; module.members_changed: ' +
-        '{module_id, added: [{user_id, role}], removed: [{user_id, role}], changed: [{user_id, from, to}]}; ' +
-        'user.created / user.updated: the User summary; user.deleted: {id, username}.',
-      example: {
-        id: 7,
-        code: 'CSC101',
-        year: 2026,
-        description: 'Introduction to programming',
-        credits: 20,
-        created_at: '2026-11-21T08:41:00.123Z',
-        updated_at: '2026-11-21T08:41:00.123Z',
-      },
-    },
-  },
-});
 const FeedSchema = schema('ChangeEventFeed', {
   type: 'object',
   required: ['events', 'next'],

@@ -8,8 +8,35 @@ import {
   type TransactionCommitEvent,
   type TransactionRollbackEvent,
 } from 'typeorm';
+import { type PerField } from '../core/wire-shape.js';
+import { isoTimestampText, jsonObjectArguments } from '../database/sql.js';
 import { type DeferredRows, writeRows } from '../database/transactions.js';
 import { type ChangeEventType, type NewChangeEvent } from './change-event-types.js';
+import {
+  CHANGE_EVENT_FIELDS,
+  type ChangeEventResponse,
+  MEMBER_ROLE_FIELDS,
+  type MemberRole,
+} from './change-event.shape.js';
+
+/**
+ * An event of the relation `p` (a page of `change_events`) as the feed writes it, one SQL expression per field of
+ * the wire shape (change-event.shape.ts): `id` the cursor as `encodeCursor` writes it, `at` as ISO text.
+ */
+const CHANGE_EVENT_JSON_SQL = {
+  id: `rtrim(translate(encode(convert_to(p.txid::text || '.' || p.id::text, 'UTF8'), 'base64'),
+                                       '+/', '-_'), '=')`,
+  type: 'p.type',
+  at: isoTimestampText('p.at'),
+  data: 'p.data',
+} as const satisfies PerField<ChangeEventResponse, string>;
+
+/** `json_build_object`'s arguments for an event of `p`, in the wire order. */
+const CHANGE_EVENT_JSON = jsonObjectArguments(
+  CHANGE_EVENT_FIELDS,
+  CHANGE_EVENT_JSON_SQL,
+  '                 ',
+);
 
 /**
  * A place in the feed: the writing transaction's id and the event's id, both as decimal strings (64-bit values
@@ -59,6 +86,12 @@ const CHANGE_EVENT_ROWS: DeferredRows<readonly NewChangeEvent[]> = {
   select: CHANGE_EVENTS_NOTIFY,
 };
 
+/** A copied role row `c` as an `added` entry of `module.members_changed` (change-event.shape.ts). */
+const COPIED_MEMBER_JSON = jsonObjectArguments(MEMBER_ROLE_FIELDS, {
+  user_id: 'c.user_id',
+  role: 'c.role::text',
+} satisfies PerField<MemberRole, string>);
+
 /**
  * The body of a data-modifying CTE that writes the change events of a rollover's member copy, in this order:
  * `events` (a jsonb array of `{type, data}`, the new modules' `module.created`), then one
@@ -76,7 +109,7 @@ export const copiedMembersEventRows = (copied: string, events: string): string =
            SELECT 1, c.module_id, 'module.members_changed',
                   jsonb_build_object(
                     'module_id', c.module_id,
-                    'added', jsonb_agg(jsonb_build_object('user_id', c.user_id, 'role', c.role::text)
+                    'added', jsonb_agg(jsonb_build_object(${COPIED_MEMBER_JSON})
                                        ORDER BY c.user_id),
                     'removed', '[]'::jsonb,
                     'changed', '[]'::jsonb)
@@ -319,11 +352,7 @@ export class ChangeEventsRepository implements EntitySubscriberInterface {
        SELECT head.pruned_txid, head.pruned_id, head.pending,
               (SELECT txid::text FROM last) AS last_txid, (SELECT id::text FROM last) AS last_id,
               (SELECT coalesce(json_agg(json_build_object(
-                 'id', rtrim(translate(encode(convert_to(p.txid::text || '.' || p.id::text, 'UTF8'), 'base64'),
-                                       '+/', '-_'), '='),
-                 'type', p.type,
-                 'at', to_char(p.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                 'data', p.data) ORDER BY p.txid, p.id), '[]')::text FROM page p) AS events
+                 ${CHANGE_EVENT_JSON}) ORDER BY p.txid, p.id), '[]')::text FROM page p) AS events
        FROM head`,
       params,
     );
@@ -356,11 +385,7 @@ export class ChangeEventsRepository implements EntitySubscriberInterface {
                 SELECT DISTINCT e.type FROM change_events e WHERE e.txid >= head.xmin AND ${after} AND ${ofTypes}
               ) ELSE '{}' END AS pending_types,
               (SELECT coalesce(json_agg(json_build_array(p.txid::text, p.id::text, p.type, json_build_object(
-                 'id', rtrim(translate(encode(convert_to(p.txid::text || '.' || p.id::text, 'UTF8'), 'base64'),
-                                       '+/', '-_'), '='),
-                 'type', p.type,
-                 'at', to_char(p.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                 'data', p.data)::text) ORDER BY p.txid, p.id), '[]')
+                 ${CHANGE_EVENT_JSON})::text) ORDER BY p.txid, p.id), '[]')
                FROM (SELECT e.txid, e.id, e.type, e.at, e.data
                      FROM change_events e
                      WHERE e.txid < head.xmin AND ${after} AND ${ofTypes}

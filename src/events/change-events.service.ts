@@ -16,7 +16,7 @@ import { type Transaction, Transactions } from '../database/transactions.js';
 import { type ChangeEventType, type NewChangeEvent } from './change-event-types.js';
 import { CursorExpired, FeedBusy } from './change-event.errors.js';
 import { ChangeEventNotifications } from './change-event-notifications.js';
-import { type ChangeEventResponse } from './change-event.mapper.js';
+import { type ChangeEventResponse } from './change-event.shape.js';
 import { type FeedPageJson, ChangeEventsRepository } from './change-events.repository.js';
 import { comparePositions, encodeCursor, FEED_START } from './feed-cursor.js';
 import { type FeedParams } from './feed-params.js';

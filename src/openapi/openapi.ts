@@ -27,6 +27,7 @@ import {
   type SchemaObject,
 } from '@nestjs/swagger';
 import { AUTHENTICATION_REQUIRED_MESSAGE, errorEnvelope, INVALID_TOKEN_MESSAGE } from '../core/errors.js';
+import { inFieldOrder } from '../core/wire-shape.js';
 
 export type Schema = SchemaObject | ReferenceObject;
 
@@ -150,5 +151,24 @@ export function pagedSchema(itemsKey: string, item: Schema): SchemaObject {
       per_page: { type: 'integer', minimum: 1, maximum: 100, example: 20 },
       total: { type: 'integer', minimum: 0, example: 1 },
     },
+  };
+}
+
+/**
+ * The schema of a wire shape (core/wire-shape.ts): every field required, nothing else allowed, the properties
+ * in the fields' order. `properties` is declared `satisfies PerField<Shape, Schema>` beside it, so it holds
+ * exactly the shape's fields.
+ */
+export function shapeSchema<K extends string>(
+  fields: readonly K[],
+  properties: Readonly<Record<K, Schema>>,
+  description?: string,
+): SchemaObject {
+  return {
+    type: 'object',
+    ...(description === undefined ? {} : { description }),
+    required: [...fields],
+    additionalProperties: false,
+    properties: inFieldOrder(fields, properties),
   };
 }

@@ -16,7 +16,7 @@ import {
 import { UserAccountSchema } from './user.schemas.js';
 import { type ImageType } from './image-type.js';
 import { AvatarService } from './avatar.service.js';
-import { type UserAccount } from './user.mapper.js';
+import { type UserAccount } from './user.shape.js';
 import { REQUEST_BODY_TOO_LARGE_MESSAGE, UNSUPPORTED_CONTENT_TYPE_MESSAGE } from '../core/errors.js';
 import {
   AVATAR_NOT_FOUND_MESSAGE,

@@ -9,7 +9,8 @@ import { ChangeEventsService } from '../events/change-events.service.js';
 import { StorageService } from '../storage/storage.service.js';
 import { avatarFolder } from './avatar-files.js';
 import { receiveAvatar } from './avatar-upload.js';
-import { toUserAccount, type UserAccount } from './user.mapper.js';
+import { toUserAccount } from './user.mapper.js';
+import { type UserAccount } from './user.shape.js';
 import { AvatarNotFound, UserNotFound } from './users.errors.js';
 import { UsersRepository } from './users.repository.js';
 

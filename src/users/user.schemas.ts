@@ -1,7 +1,15 @@
 /** The User resources as response schemas (see openapi/openapi.ts). */
+import { type PerField } from '../core/wire-shape.js';
 import { id, timestamp } from '../openapi/common.js';
-import { pagedSchema, schema } from '../openapi/openapi.js';
-import { USER_ACCOUNT_FIELDS, USER_SUMMARY_FIELDS } from './user.mapper.js';
+import { pagedSchema, schema, type Schema, shapeSchema } from '../openapi/openapi.js';
+import {
+  USER_ACCOUNT_FIELDS,
+  USER_DELETED_FIELDS,
+  USER_SUMMARY_FIELDS,
+  type UserAccount,
+  type UserDeleted,
+  type UserSummary,
+} from './user.shape.js';
 import { EMAIL_SCHEMA } from './user-rules.js';
 
 export const userSummaryProperties = {
@@ -20,36 +28,43 @@ export const userSummaryProperties = {
   created_at: timestamp,
   updated_at: timestamp,
   avatar_url: { type: 'string', nullable: true, example: '/api/users/1/avatar' },
-};
-export const userSummaryRequired: string[] = [...USER_SUMMARY_FIELDS];
+} satisfies PerField<UserSummary, Schema>;
 
 /** The User summary as module routes show it (no `external_id`). */
-export const UserSummarySchema = schema('UserSummary', {
-  type: 'object',
-  required: userSummaryRequired,
-  additionalProperties: false,
-  properties: userSummaryProperties,
-});
+export const UserSummarySchema = schema(
+  'UserSummary',
+  shapeSchema(USER_SUMMARY_FIELDS, userSummaryProperties),
+);
 
 /** The User summary with `external_id`: the user routes, and a caller's own account. */
-export const UserAccountSchema = schema('UserAccount', {
-  type: 'object',
-  description:
+export const UserAccountSchema = schema(
+  'UserAccount',
+  shapeSchema(
+    USER_ACCOUNT_FIELDS,
+    {
+      ...userSummaryProperties,
+      external_id: {
+        type: 'string',
+        nullable: true,
+        minLength: 1,
+        maxLength: 255,
+        description:
+          "The identity provider's id for this person (SCIM `externalId`); unique, case-sensitive.",
+        example: '8f3c2a4e-51b7-4d0e-9a6f-2b1d7c9e0f13',
+      },
+    } satisfies PerField<UserAccount, Schema>,
     'The User summary with `external_id`, as administrators see it and as a user sees their own account.',
-  required: [...USER_ACCOUNT_FIELDS],
-  additionalProperties: false,
-  properties: {
-    ...userSummaryProperties,
-    external_id: {
-      type: 'string',
-      nullable: true,
-      minLength: 1,
-      maxLength: 255,
-      description: "The identity provider's id for this person (SCIM `externalId`); unique, case-sensitive.",
-      example: '8f3c2a4e-51b7-4d0e-9a6f-2b1d7c9e0f13',
-    },
-  },
-});
+  ),
+);
+
+/** The `data` of a `user.deleted` change event (events/change-event.schemas.ts names it). */
+schema(
+  'UserDeleted',
+  shapeSchema(USER_DELETED_FIELDS, {
+    id: userSummaryProperties.id,
+    username: userSummaryProperties.username,
+  } satisfies PerField<UserDeleted, Schema>),
+);
 
 /** A page of `GET /api/users`. */
 export const UserListSchema = schema('UserList', pagedSchema('users', UserAccountSchema));

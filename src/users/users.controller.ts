@@ -24,7 +24,7 @@ import {
 } from './user-rules.js';
 import { UserId } from './user-id.param.js';
 import { UserListSchema, UserAccountSchema } from './user.schemas.js';
-import { type UserAccount } from './user.mapper.js';
+import { type UserAccount } from './user.shape.js';
 import { type UserPage, UsersService } from './users.service.js';
 import { NOTHING_TO_UPDATE_MESSAGE, UNKNOWN_PROPERTY_MESSAGE } from '../core/errors.js';
 import {

@@ -7,6 +7,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { exportBounds, streamRows } from '../database/query-stream.js';
 import { returnedRow } from '../database/returning.js';
 import {
+  aliasedColumns,
   containsPattern,
   orderByClause,
   type Page,
@@ -20,30 +21,32 @@ import { User } from './user.entity.js';
 import { type StoredIdentity } from './user-import.js';
 import { type UserListFilter } from './user-list-filter.js';
 import { type UserSummarySource } from './user.mapper.js';
+import { type PerField } from '../core/wire-shape.js';
+
+/** Each property of a `UserSummarySource` as the column of `users u` it is read from. */
+const SUMMARY_SOURCE_COLUMNS = {
+  id: 'u.id',
+  username: 'u.username',
+  email: 'u.email',
+  givenName: 'u.given_name',
+  familyName: 'u.family_name',
+  displayName: 'u.display_name',
+  externalId: 'u.external_id',
+  active: 'u.active',
+  admin: 'u.admin',
+  avatarKey: 'u.avatar_key',
+  createdAt: 'u.created_at',
+  updatedAt: 'u.updated_at',
+} as const satisfies PerField<UserSummarySource, string>;
 
 /**
  * The columns of a User summary, aliased to the entity's property names (`SELECT ${USER_SUMMARY_COLUMNS} FROM
  * users u`), so a row is a `UserSummarySource` as it stands. Also the module personnel lists'.
  */
-export const USER_SUMMARY_COLUMNS = `u.id, u.username, u.email, u.given_name AS "givenName",
-         u.family_name AS "familyName", u.display_name AS "displayName", u.external_id AS "externalId",
-         u.active, u.admin, u.avatar_key AS "avatarKey", u.created_at AS "createdAt", u.updated_at AS "updatedAt"`;
+export const USER_SUMMARY_COLUMNS = aliasedColumns(SUMMARY_SOURCE_COLUMNS);
 
 /** The same, as the properties a QueryBuilder's `returning()` names, in the same order. */
-const SUMMARY_PROPERTIES = [
-  'id',
-  'username',
-  'email',
-  'givenName',
-  'familyName',
-  'displayName',
-  'externalId',
-  'active',
-  'admin',
-  'avatarKey',
-  'createdAt',
-  'updatedAt',
-] as const satisfies readonly (keyof UserSummarySource)[];
+const SUMMARY_PROPERTIES = Object.keys(SUMMARY_SOURCE_COLUMNS) as (keyof UserSummarySource)[];
 
 /**
  * Everything the list's `query` searches, as one text: the expression of the trigram index `ix_users_search_trgm`

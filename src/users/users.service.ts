@@ -14,7 +14,8 @@ import { UserAccessCache } from './user-access.cache.js';
 import { listClashes, type NewUserIdentity } from './user-clashes.js';
 import { type UserListFilter } from './user-list-filter.js';
 import { mapWithConcurrency } from './map-with-concurrency.js';
-import { toUserAccount, type UserAccount } from './user.mapper.js';
+import { toUserAccount } from './user.mapper.js';
+import { type UserAccount } from './user.shape.js';
 import { type NewUser, type PeopleFields, type UserChanges, UsersRepository } from './users.repository.js';
 import {
   CannotDeactivateSelf,

@@ -245,17 +245,19 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
         let results: (boolean | Error)[];
         try {
           results = await this.transactions.run(async (transaction) => {
-            const each: (boolean | Error)[] = [];
-            for (const { entry } of group) {
+            const each: (boolean | Error | undefined)[] = group.map(() => undefined);
+            await this.recordDeliveredTogether(group, each, transaction);
+            for (const [i, { entry }] of group.entries()) {
+              if (each[i] !== undefined) continue;
               try {
-                each.push(
-                  await this.webhooks.underSavepoint(transaction, () => this.record(entry, transaction)),
+                each[i] = await this.webhooks.underSavepoint(transaction, () =>
+                  this.record(entry, transaction),
                 );
               } catch (error) {
-                each.push(error instanceof Error ? error : new Error(String(error)));
+                each[i] = error instanceof Error ? error : new Error(String(error));
               }
             }
-            return each;
+            return each as (boolean | Error)[];
           });
         } catch (error) {
           results = group.map(() => (error instanceof Error ? error : new Error(String(error))));
@@ -271,26 +273,46 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
     }
   }
 
+  /**
+   * The group's delivered attempts, recorded together under one savepoint: their rows and the end of their
+   * webhooks' failure streaks in one statement, their jobs completed in another (a delivered attempt schedules
+   * nothing and disables nothing). Sets `each[i]` for those; if anything fails, they are left for one by one.
+   */
+  private async recordDeliveredTogether(
+    group: readonly { entry: AttemptEntry }[],
+    each: (boolean | Error | undefined)[],
+    transaction: Transaction,
+  ): Promise<void> {
+    const delivered = [...group.keys()].filter((i) => group[i].entry.outcome === 'delivered');
+    if (delivered.length === 0) return;
+    // Under a savepoint: if the shared statements fail, each attempt is then recorded one by one under its own,
+    // so that one attempt's record can still fail only itself.
+    const together = async () => {
+      const recorded = await this.webhooks.recordDelivered(
+        delivered.map((i) => deliveryOf(group[i].entry)),
+        transaction,
+      );
+      await this.queue.completeAll(
+        delivered.map((i) => group[i].entry.job.id),
+        transaction,
+      );
+      return recorded;
+    };
+    try {
+      const fresh = await this.webhooks.underSavepoint(transaction, together);
+      delivered.forEach((i, k) => (each[i] = fresh.has(k)));
+    } catch (error) {
+      this.logger.warn(
+        `Recording delivered attempts together failed, one by one instead: ${safeText(String(error))}`,
+      );
+    }
+  }
+
   /** Records one attempt and its consequences; false when this attempt was recorded already. */
   private async record(entry: AttemptEntry, transaction: Transaction): Promise<boolean> {
-    const { job, startedAt, result, next, outcome } = entry;
-    const { webhookId, event, attempt } = job.data;
-    const fresh = await this.webhooks.recordAttempt(
-      {
-        webhook_id: webhookId,
-        event_id: event.id,
-        event_type: event.type,
-        attempt,
-        at: startedAt,
-        outcome,
-        status_code: result.statusCode,
-        error: result.error,
-        duration_ms: result.durationMs,
-        response_excerpt: result.responseExcerpt,
-        next_retry_at: next,
-      },
-      transaction,
-    );
+    const { job, result, next } = entry;
+    const { webhookId, attempt } = job.data;
+    const fresh = await this.webhooks.recordAttempt(deliveryOf(entry), transaction);
     await this.queue.complete(job.id, transaction);
     if (!fresh) return false;
     if (result.delivered) {
@@ -338,4 +360,21 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
       throw error;
     }
   }
+}
+
+/** The delivery log's row of an attempt. */
+function deliveryOf({ job, startedAt, result, next, outcome }: AttemptEntry) {
+  return {
+    webhook_id: job.data.webhookId,
+    event_id: job.data.event.id,
+    event_type: job.data.event.type,
+    attempt: job.data.attempt,
+    at: startedAt,
+    outcome,
+    status_code: result.statusCode,
+    error: result.error,
+    duration_ms: result.durationMs,
+    response_excerpt: result.responseExcerpt,
+    next_retry_at: next,
+  };
 }

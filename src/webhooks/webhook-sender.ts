@@ -68,6 +68,37 @@ export function signedRequest(secret: string, event: OutgoingEvent, now: Date) {
  * answer are read, then the socket is destroyed. `deadline` ends the attempt (its reason says why: the
  * attempt's own time bound, or shutdown); it covers the whole attempt, answer included.
  */
+/** Keep-alive sockets per receiver address: how long an idle one is kept, and how many per address. */
+const IDLE_SOCKET_MS = 5000;
+const SOCKETS_PER_ADDRESS = 8;
+/** Agents by protocol, checked address, host name and port; each keeps its idle sockets a few seconds only. */
+const agents = new Map<string, http.Agent>();
+
+/**
+ * The keep-alive agent for a checked address: its sockets are only ever connected to that address (the request
+ * pins the lookup to it), so a reused connection goes where a fresh one would. An answer read to its end leaves
+ * its socket for the next attempt; one cut short (the 1 KiB cap, the deadline, an error) destroys it.
+ */
+function agentFor(target: CheckedUrl): http.Agent {
+  const key = `${target.url.protocol}|${target.address.address}|${target.host}|${target.url.port}`;
+  let agent = agents.get(key);
+  if (agent === undefined) {
+    const options = { keepAlive: true, maxSockets: SOCKETS_PER_ADDRESS, timeout: IDLE_SOCKET_MS };
+    agent = target.url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+    agents.set(key, agent);
+    // Forgotten once idle: an address no webhook sends to any more leaves nothing behind.
+    const sweep = setInterval(() => {
+      const live = agent!;
+      const sockets = Object.keys(live.sockets).length + Object.keys(live.freeSockets).length;
+      if (sockets > 0 || Object.keys(live.requests).length > 0) return;
+      clearInterval(sweep);
+      agents.delete(key);
+      live.destroy();
+    }, IDLE_SOCKET_MS * 2).unref();
+  }
+  return agent;
+}
+
 export function post(
   target: CheckedUrl,
   request: { body: string; headers: Record<string, string> },
@@ -83,18 +114,19 @@ export function post(
   const client = target.url.protocol === 'https:' ? https : http;
   return new Promise((resolve) => {
     let settled = false;
-    const finish = (result: Omit<AttemptResult, 'durationMs'>) => {
+    /** `reusable`: the answer was read to its end, so its socket may serve the next attempt. */
+    const finish = (result: Omit<AttemptResult, 'durationMs'>, reusable = false) => {
       if (settled) return;
       settled = true;
       deadline.removeEventListener('abort', ended);
-      outgoing.destroy();
+      if (!reusable) outgoing.destroy();
       resolve(result);
     };
     const outgoing = client.request(
       target.url,
       {
         method: 'POST',
-        agent: false,
+        agent: agentFor(target),
         lookup: pinned,
         // Never asked for a compressed answer; one that comes anyway is kept as the bytes it is.
         headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
@@ -103,20 +135,23 @@ export function post(
         const status = response.statusCode ?? 0;
         const chunks: Buffer[] = [];
         let length = 0;
-        const done = () =>
-          finish({
-            delivered: status >= 200 && status < 300,
-            statusCode: status,
-            error: null,
-            responseExcerpt: excerptOf(Buffer.concat(chunks).subarray(0, READ_LIMIT)),
-          });
+        const done = (reusable: boolean) =>
+          finish(
+            {
+              delivered: status >= 200 && status < 300,
+              statusCode: status,
+              error: null,
+              responseExcerpt: excerptOf(Buffer.concat(chunks).subarray(0, READ_LIMIT)),
+            },
+            reusable,
+          );
         response.on('data', (chunk: Buffer) => {
           chunks.push(chunk.subarray(0, READ_LIMIT - length));
           length += chunk.length;
-          if (length >= READ_LIMIT) done();
+          if (length >= READ_LIMIT) done(false);
         });
-        response.on('end', done);
-        response.on('error', done);
+        response.on('end', () => done(true));
+        response.on('error', () => done(false));
       },
     );
     outgoing.on('error', (error: NodeJS.ErrnoException) =>

@@ -1,16 +1,6 @@
+import { type DeliveryResponse } from './delivery.shape.js';
+import { type WebhookResponse } from './webhook.shape.js';
 import { type DeliveryRow, type WebhookRow } from './webhooks.repository.js';
-
-/** A webhook on the wire (docs/api.md §12); the secret is never part of it. */
-export interface WebhookResponse {
-  id: number;
-  url: string;
-  types: string[];
-  description: string | null;
-  enabled: boolean;
-  created_at: string;
-  updated_at: string;
-  failing_since: string | null;
-}
 
 export function toWebhookResponse(row: WebhookRow): WebhookResponse {
   return {
@@ -23,20 +13,6 @@ export function toWebhookResponse(row: WebhookRow): WebhookResponse {
     updated_at: row.updated_at.toISOString(),
     failing_since: row.failing_since?.toISOString() ?? null,
   };
-}
-
-export interface DeliveryResponse {
-  id: number;
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  at: string;
-  outcome: string;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  response_excerpt: string | null;
-  next_retry_at: string | null;
 }
 
 export function toDeliveryResponse(row: DeliveryRow): DeliveryResponse {

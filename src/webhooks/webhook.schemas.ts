@@ -1,6 +1,9 @@
 /** The webhook resources as response schemas (see openapi/openapi.ts). */
+import { type PerField } from '../core/wire-shape.js';
 import { id, timestamp } from '../openapi/common.js';
-import { pagedSchema, schema } from '../openapi/openapi.js';
+import { pagedSchema, schema, type Schema, shapeSchema } from '../openapi/openapi.js';
+import { DELIVERY_FIELDS, type DeliveryResponse } from './delivery.shape.js';
+import { WEBHOOK_FIELDS, type WebhookResponse } from './webhook.shape.js';
 import { ALL_TYPES, SUBSCRIBABLE_TYPES, TEST_EVENT_TYPE } from './webhook-types.js';
 
 const webhookProperties = {
@@ -22,19 +25,13 @@ const webhookProperties = {
     description: 'The first failed attempt since the last delivered one; null while deliveries succeed.',
     example: null,
   },
-};
-const webhookRequired = Object.keys(webhookProperties);
+} satisfies PerField<WebhookResponse, Schema>;
 
-export const WebhookSchema = schema('Webhook', {
-  type: 'object',
-  required: webhookRequired,
-  additionalProperties: false,
-  properties: webhookProperties,
-});
+export const WebhookSchema = schema('Webhook', shapeSchema(WEBHOOK_FIELDS, webhookProperties));
 
 export const CreatedWebhookSchema = schema('CreatedWebhook', {
   type: 'object',
-  required: [...webhookRequired, 'secret'],
+  required: [...WEBHOOK_FIELDS, 'secret'],
   additionalProperties: false,
   properties: {
     ...webhookProperties,
@@ -49,23 +46,9 @@ export const CreatedWebhookSchema = schema('CreatedWebhook', {
 
 export const WebhookListSchema = schema('WebhookList', pagedSchema('webhooks', WebhookSchema));
 
-const DeliverySchema = schema('WebhookDelivery', {
-  type: 'object',
-  required: [
-    'id',
-    'event_id',
-    'event_type',
-    'attempt',
-    'at',
-    'outcome',
-    'status_code',
-    'error',
-    'duration_ms',
-    'response_excerpt',
-    'next_retry_at',
-  ],
-  additionalProperties: false,
-  properties: {
+const DeliverySchema = schema(
+  'WebhookDelivery',
+  shapeSchema(DELIVERY_FIELDS, {
     id,
     event_id: { type: 'string', description: 'The `webhook-id` header sent.', example: '1a2b3c' },
     event_type: { type: 'string', example: 'module.updated' },
@@ -93,8 +76,8 @@ const DeliverySchema = schema('WebhookDelivery', {
       example: 'ok',
     },
     next_retry_at: { type: 'string', format: 'date-time', nullable: true, example: null },
-  },
-});
+  } satisfies PerField<DeliveryResponse, Schema>),
+);
 
 export const DeliveryListSchema = schema('WebhookDeliveryList', pagedSchema('deliveries', DeliverySchema));
 

@@ -17,7 +17,7 @@ import {
   WebhookSchema,
 } from './webhook.schemas.js';
 import { WEBHOOK_NOT_FOUND_MESSAGE, WEBHOOK_URL_NOT_ALLOWED_MESSAGE } from './webhook.errors.js';
-import { type WebhookResponse } from './webhook.mapper.js';
+import { type WebhookResponse } from './webhook.shape.js';
 import { type DeliveryPage, type WebhookPage, WebhooksService } from './webhooks.service.js';
 import { NOTHING_TO_UPDATE_MESSAGE } from '../core/errors.js';
 import { INVALID_EVENT_TYPE_MESSAGE } from '../events/change-event-types.js';

@@ -3,7 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { type Paging } from '../core/query.js';
 import { preparedQuery } from '../database/prepared.js';
+import { type PerField } from '../core/wire-shape.js';
 import { pageWithTotal, type PageRow, SqlParams, splitPage } from '../database/sql.js';
+import { DELIVERY_FIELDS } from './delivery.shape.js';
 import { ALL_TYPES } from './webhook-types.js';
 
 export interface WebhookRow {
@@ -70,12 +72,21 @@ interface DispatchSkipRow {
   moved: number;
 }
 
-const COLUMNS =
-  'w.id, w.url, w.types, w.description, w.enabled, w.secret, w.created_at, w.updated_at, w.failing_since';
+/** The columns of a `WebhookRow`, one per property. */
+const COLUMNS = Object.values({
+  id: 'w.id',
+  url: 'w.url',
+  types: 'w.types',
+  description: 'w.description',
+  enabled: 'w.enabled',
+  secret: 'w.secret',
+  created_at: 'w.created_at',
+  updated_at: 'w.updated_at',
+  failing_since: 'w.failing_since',
+} satisfies PerField<WebhookRow, string>).join(', ');
 const RETURNING = COLUMNS.replaceAll('w.', '');
-const DELIVERY_COLUMNS =
-  'd.id, d.event_id, d.event_type, d.attempt, d.at, d.outcome, d.status_code, d.error, d.duration_ms, ' +
-  'd.response_excerpt, d.next_retry_at';
+/** The columns of a `DeliveryRow`: the delivery's wire fields (delivery.shape.ts), each from its column. */
+const DELIVERY_COLUMNS = DELIVERY_FIELDS.map((field) => `d.${field}`).join(', ');
 
 /** The only code that reads or writes `webhooks` and `webhook_deliveries`. */
 @Injectable()
@@ -158,6 +169,52 @@ export class WebhooksRepository {
       paging,
     );
     return splitPage(await this.dataSource.query<PageRow<DeliveryRow>[]>(sql, params.values));
+  }
+
+  /**
+   * Delivered attempts of a group in one statement: their rows (an attempt recorded already is left as it is),
+   * and the failure streak ended for every webhook one of them newly delivered to. Returns the index (in
+   * `deliveries`) of each attempt recorded now; the others were recorded before.
+   */
+  async recordDelivered(deliveries: readonly NewDelivery[], manager: EntityManager): Promise<Set<number>> {
+    const rows = await manager.query<{ n: number }[]>(
+      `WITH given AS (
+         SELECT * FROM unnest($1::bigint[], $2::varchar[], $3::varchar[], $4::int[], $5::timestamptz[],
+                              $6::int[], $7::int[], $8::varchar[])
+                WITH ORDINALITY AS g(webhook_id, event_id, event_type, attempt, at, status_code, duration_ms,
+                                     response_excerpt, n)
+       ),
+       recorded AS (
+         INSERT INTO webhook_deliveries
+           (webhook_id, event_id, event_type, attempt, at, outcome, status_code, error, duration_ms,
+            response_excerpt, next_retry_at)
+         SELECT webhook_id, event_id, event_type, attempt, at, 'delivered', status_code, NULL, duration_ms,
+                response_excerpt, NULL
+         FROM given ORDER BY n
+         ON CONFLICT (webhook_id, event_id, attempt) DO NOTHING
+         RETURNING webhook_id, event_id, attempt
+       ),
+       cleared AS (
+         UPDATE webhooks SET failing_since = NULL
+         WHERE id IN (SELECT webhook_id FROM recorded) AND failing_since IS NOT NULL
+       )
+       -- The same attempt twice in a group: the first is the one recorded now.
+       SELECT DISTINCT ON (r.webhook_id, r.event_id, r.attempt) g.n::int - 1 AS n
+       FROM recorded r
+       JOIN given g ON (g.webhook_id, g.event_id, g.attempt) = (r.webhook_id, r.event_id, r.attempt)
+       ORDER BY r.webhook_id, r.event_id, r.attempt, g.n`,
+      [
+        deliveries.map((d) => d.webhook_id),
+        deliveries.map((d) => d.event_id),
+        deliveries.map((d) => d.event_type),
+        deliveries.map((d) => d.attempt),
+        deliveries.map((d) => d.at),
+        deliveries.map((d) => d.status_code),
+        deliveries.map((d) => d.duration_ms),
+        deliveries.map((d) => d.response_excerpt),
+      ],
+    );
+    return new Set(rows.map((row) => row.n));
   }
 
   /**

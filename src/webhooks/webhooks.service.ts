@@ -12,12 +12,9 @@ import { normaliseTypes } from './webhook-body-rules.js';
 import { TEST_EVENT_TYPE } from './webhook-types.js';
 import { WebhookUrlRules } from './webhook-url.js';
 import { NothingToUpdate, WebhookNotFound } from './webhook.errors.js';
-import {
-  type DeliveryResponse,
-  toDeliveryResponse,
-  toWebhookResponse,
-  type WebhookResponse,
-} from './webhook.mapper.js';
+import { type DeliveryResponse } from './delivery.shape.js';
+import { toDeliveryResponse, toWebhookResponse } from './webhook.mapper.js';
+import { type WebhookResponse } from './webhook.shape.js';
 import { type WebhookChanges, type WebhookRow, WebhooksRepository } from './webhooks.repository.js';
 
 export interface WebhookPage {

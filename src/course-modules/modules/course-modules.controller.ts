@@ -55,12 +55,8 @@ import {
 } from './list-params.js';
 import { INVALID_MY_STATUS_MESSAGE } from '../membership/membership-status.js';
 import { DUPLICATE_MODULE_MESSAGE, MODULE_NOT_FOUND_MESSAGE } from './module.errors.js';
-import {
-  type ModuleList,
-  type ModuleResponse,
-  type ModuleWithPersonnel,
-  type MyModules,
-} from './module.mapper.js';
+import { type ModuleList, type ModuleWithPersonnel, type MyModules } from './module.mapper.js';
+import { type ModuleResponse } from './module.shape.js';
 import { ModuleIdParam } from './module-id.param.js';
 import { type RolloverResult, SAME_YEAR_MESSAGE, TOO_MANY_MODULES_MESSAGE } from '../rollover/rollover.js';
 import { RolloverService } from '../rollover/rollover.service.js';

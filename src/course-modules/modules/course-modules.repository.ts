@@ -3,11 +3,14 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, Repository } from 'typeorm';
 import { preparedQuery } from '../../database/prepared.js';
 import { returnedRow } from '../../database/returning.js';
+import { type PerField } from '../../core/wire-shape.js';
 import {
+  aliasedColumns,
   containsPattern,
   isoTimestampText,
   orderByClause,
   type PageRow,
+  rowJsonText,
   SqlParams,
   type SqlQuery,
   whereClause,
@@ -17,6 +20,7 @@ import { type ModuleListFilter } from './list-params.js';
 import { type ModuleSource, type MyModulesJson, type PersonnelJson } from './module.mapper.js';
 import { type ModuleRole } from '../membership/module-role.js';
 import { personnelJsonOf } from '../membership/module-roles.repository.js';
+import { MODULE_FIELDS, type ModuleResponse } from './module.shape.js';
 import { effectiveStatusOf, type EffectiveStatus, grantsRead } from '../membership/membership-status.js';
 
 /*
@@ -28,18 +32,37 @@ import { effectiveStatusOf, type EffectiveStatus, grantsRead } from '../membersh
  */
 
 /** The columns of a Module, aliased to the entity's property names, so a row is a `ModuleSource` as it stands. */
-const MODULE_COLUMNS = `m.id, m.code, m.year, m.description, m.credits,
-         m.created_at AS "createdAt", m.updated_at AS "updatedAt"`;
+const MODULE_COLUMNS = aliasedColumns({
+  id: 'm.id',
+  code: 'm.code',
+  year: 'm.year',
+  description: 'm.description',
+  credits: 'm.credits',
+  createdAt: 'm.created_at',
+  updatedAt: 'm.updated_at',
+} satisfies PerField<ModuleSource, string>);
+
+/**
+ * Each field of the Module (module.shape.ts) as an SQL expression over `row`, a relation with MODULE_COLUMNS'
+ * names: what `toModuleResponse` writes, as PostgreSQL writes it.
+ */
+const moduleJsonSql = (row: string) =>
+  ({
+    id: `${row}.id`,
+    code: `${row}.code`,
+    year: `${row}.year`,
+    description: `${row}.description`,
+    credits: `${row}.credits`,
+    created_at: isoTimestampText(`${row}."createdAt"`),
+    updated_at: isoTimestampText(`${row}."updatedAt"`),
+  }) satisfies PerField<ModuleResponse, string>;
 
 /**
  * The Module of `row` (a relation with MODULE_COLUMNS' names) as compact JSON text, byte for byte as
- * `JSON.stringify(toModuleResponse(row))` writes it (its keys are MODULE_FIELDS', module.mapper.spec.ts). Lists
- * compute it over their page only (outside the LIMIT), so a sort over many matches never builds text for rows
- * it drops.
+ * `JSON.stringify(toModuleResponse(row))` writes it. Lists compute it over their page only (outside the LIMIT),
+ * so a sort over many matches never builds text for rows it drops.
  */
-export const moduleJson = (row: string) => `(SELECT row_to_json(x)::text FROM (
-    SELECT ${row}.id, ${row}.code, ${row}.year, ${row}.description, ${row}.credits,
-           ${isoTimestampText(`${row}."createdAt"`)} AS created_at, ${isoTimestampText(`${row}."updatedAt"`)} AS updated_at) x)`;
+export const moduleJson = (row: string) => rowJsonText(MODULE_FIELDS, moduleJsonSql(row));
 
 /**
  * The page's Module JSON texts joined by commas, in the page's order (the aggregate reads the sorted, limited

@@ -22,7 +22,6 @@ import { type ModuleListFilter } from './list-params.js';
 import {
   type ModuleList,
   moduleListJson,
-  type ModuleResponse,
   type ModuleWithPersonnel,
   moduleWithPersonnelJson,
   type ModuleWithRole,
@@ -31,6 +30,7 @@ import {
   type PersonnelJson,
   toModuleResponse,
 } from './module.mapper.js';
+import { type ModuleResponse } from './module.shape.js';
 import { type ModuleRole } from '../membership/module-role.js';
 import { type EffectiveStatus } from '../membership/membership-status.js';
 import { ModuleRolesRepository } from '../membership/module-roles.repository.js';

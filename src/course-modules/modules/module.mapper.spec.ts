@@ -1,15 +1,16 @@
+import { contractFields } from '../../../test/support/contract-text.js';
 import { namedSchemas } from '../../openapi/openapi.js';
-import {
-  toUserAccount,
-  toUserSummary,
-  USER_ACCOUNT_FIELDS,
-  USER_SUMMARY_FIELDS,
-} from '../../users/user.mapper.js';
+import { toUserAccount, toUserSummary } from '../../users/user.mapper.js';
 import '../../users/user.schemas.js';
+import { USER_ACCOUNT_FIELDS, USER_DELETED_FIELDS, USER_SUMMARY_FIELDS } from '../../users/user.shape.js';
 import { moduleJson } from './course-modules.repository.js';
-import { MODULE_FIELDS, type ModuleSource, toModuleResponse } from './module.mapper.js';
+import { type ModuleSource, toModuleResponse, toPersonnelMember } from './module.mapper.js';
 import { USER_SUMMARY_JSON } from '../membership/module-roles.repository.js';
 import './module.schemas.js';
+import { MODULE_DELETED_FIELDS, MODULE_FIELDS } from './module.shape.js';
+import { MEMBERSHIP_FIELDS, PERSONNEL_MEMBER_FIELDS } from '../membership/membership.shape.js';
+import { MembershipStatus } from '../membership/membership-status.js';
+import { ModuleRole } from '../membership/module-role.js';
 
 const at = new Date('2026-11-21T08:41:00.123Z');
 const module = (id: number, code = `ABC${id}`): ModuleSource => ({
@@ -21,6 +22,21 @@ const module = (id: number, code = `ABC${id}`): ModuleSource => ({
   createdAt: at,
   updatedAt: new Date(at.getTime() + 1000),
 });
+const user = {
+  id: 3,
+  username: 'ada',
+  email: 'ada@example.org',
+  givenName: 'Ada',
+  familyName: 'Lovelace',
+  displayName: null,
+  externalId: 'x-1',
+  active: true,
+  admin: false,
+  createdAt: at,
+  updatedAt: at,
+  avatarKey: null,
+};
+
 describe('toModuleResponse', () => {
   it('maps to the wire shape with RFC 3339 millisecond timestamps', () => {
     expect(toModuleResponse({ ...module(7), id: '7' as unknown as number })).toEqual({
@@ -56,38 +72,57 @@ function jsonKeys(sqlFragment: string): string[] {
 
 const schemaOf = (name: string) => namedSchemas[name] as { required: string[]; properties: object };
 
+/**
+ * The field tuples (module.shape.ts, user.shape.ts) are the single source; the compiler holds the mapper, the
+ * SQL and the schema to their fields, these tests to their order, and the contract's text holds the tuples.
+ */
+describe('the field tuples are the contract', () => {
+  it('in the order docs/api.md writes them', () => {
+    expect(MODULE_FIELDS).toEqual(contractFields('- **Module**:'));
+    expect(USER_SUMMARY_FIELDS).toEqual(contractFields('- **User summary**:'));
+    // The admin view: the summary's fields, then external_id, "last, after `avatar_url`".
+    expect(USER_ACCOUNT_FIELDS).toEqual([...contractFields('- **User summary**:'), 'external_id']);
+    expect(MODULE_DELETED_FIELDS).toEqual(contractFields('| `module.deleted`', '## 12.'));
+    expect(USER_DELETED_FIELDS).toEqual(contractFields('| `user.deleted`', '## 12.'));
+  });
+});
+
 describe('one Module shape', () => {
   it('is what the mapper, the JSON built in SQL and the OpenAPI schema write, in the same order', () => {
     expect(Object.keys(toModuleResponse(module(1)))).toEqual(MODULE_FIELDS);
     expect(jsonKeys(moduleJson('page'))).toEqual(MODULE_FIELDS);
     expect(schemaOf('Module').required).toEqual(MODULE_FIELDS);
     expect(Object.keys(schemaOf('Module').properties)).toEqual(MODULE_FIELDS);
+    expect(Object.keys(schemaOf('ModuleDeleted').properties)).toEqual(MODULE_DELETED_FIELDS);
   });
 });
 
 describe('one User summary shape', () => {
   it('is what the mapper, the JSON built in SQL and the OpenAPI schema write, in the same order', () => {
-    const user = {
-      id: 3,
-      username: 'ada',
-      email: 'ada@example.org',
-      givenName: 'Ada',
-      familyName: 'Lovelace',
-      displayName: null,
-      externalId: 'x-1',
-      active: true,
-      admin: false,
-      createdAt: at,
-      updatedAt: at,
-      avatarKey: null,
-    };
     expect(Object.keys(toUserSummary(user))).toEqual(USER_SUMMARY_FIELDS);
     expect(jsonKeys(USER_SUMMARY_JSON)).toEqual(USER_SUMMARY_FIELDS);
     expect(schemaOf('UserSummary').required).toEqual(USER_SUMMARY_FIELDS);
     expect(Object.keys(schemaOf('UserSummary').properties)).toEqual(USER_SUMMARY_FIELDS);
-    // The admin shape: the same fields in the same order, then external_id.
     expect(Object.keys(toUserAccount(user))).toEqual(USER_ACCOUNT_FIELDS);
     expect(schemaOf('UserAccount').required).toEqual(USER_ACCOUNT_FIELDS);
     expect(Object.keys(schemaOf('UserAccount').properties)).toEqual(USER_ACCOUNT_FIELDS);
+    expect(Object.keys(schemaOf('UserDeleted').properties)).toEqual(USER_DELETED_FIELDS);
+  });
+});
+
+describe('one membership shape', () => {
+  it('is the User summary, then the membership, in the mapper and the OpenAPI schema', () => {
+    const member = toPersonnelMember({
+      ...user,
+      role: ModuleRole.Tutor,
+      memberStatus: MembershipStatus.Active,
+      startsAt: null,
+      endsAt: null,
+      effectiveStatus: 'active',
+    });
+    expect(PERSONNEL_MEMBER_FIELDS).toEqual([...USER_SUMMARY_FIELDS, ...MEMBERSHIP_FIELDS]);
+    expect(Object.keys(member)).toEqual(PERSONNEL_MEMBER_FIELDS);
+    expect(schemaOf('ModulePerson').required).toEqual(PERSONNEL_MEMBER_FIELDS);
+    expect(Object.keys(schemaOf('ModulePerson').properties)).toEqual(PERSONNEL_MEMBER_FIELDS);
   });
 });

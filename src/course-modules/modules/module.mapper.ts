@@ -1,35 +1,12 @@
 import { JsonText } from '../../core/json-text.js';
 import { type Paging } from '../../core/query.js';
-import { type UserSummary, type UserSummarySource, toUserSummary } from '../../users/user.mapper.js';
+import { type UserSummarySource, toUserSummary } from '../../users/user.mapper.js';
+import { type UserSummary } from '../../users/user.shape.js';
 import { type CourseModule } from './course-module.entity.js';
 import { type ModuleRole } from '../membership/module-role.js';
+import { type ModuleResponse } from './module.shape.js';
+import { type PersonnelMember } from '../membership/membership.shape.js';
 import { type MembershipSource } from '../membership/membership-status.js';
-
-/** The Module of the contract (docs/api.md §3). */
-export interface ModuleResponse {
-  id: number;
-  code: string;
-  year: number;
-  description: string | null;
-  credits: number;
-  created_at: string;
-  updated_at: string;
-}
-
-/**
- * The Module's fields in the order the contract and every serialisation write them: `toModuleResponse`, the
- * JSON text built in SQL (`moduleJson`, course-modules.repository.ts) and the OpenAPI schema (module.schemas.ts)
- * are held to it by module.mapper.spec.ts.
- */
-export const MODULE_FIELDS = [
-  'id',
-  'code',
-  'year',
-  'description',
-  'credits',
-  'created_at',
-  'updated_at',
-] as const satisfies readonly (keyof ModuleResponse)[];
 
 /** An entity, or a raw row whose columns are aliased to the entity's property names. */
 export type ModuleSource = Pick<
@@ -51,18 +28,6 @@ export function toModuleResponse(module: ModuleSource): ModuleResponse {
 
 /** A Module with a user's role in it (`GET /api/users/{user_id}/modules`). */
 export type ModuleWithRole = ModuleResponse & { role: ModuleRole };
-
-/**
- * A user in a module's personnel list: User summary plus the role held there and the membership's lifecycle
- * (docs/api.md §15).
- */
-export type PersonnelMember = UserSummary & {
-  role: ModuleRole;
-  status: string;
-  starts_at: string | null;
-  ends_at: string | null;
-  effective_status: string;
-};
 
 export function toPersonnelMember(
   row: UserSummarySource & { role: ModuleRole } & MembershipSource,

@@ -1,8 +1,16 @@
 /** The Module resources and the results of the Modules API as response schemas (see openapi/openapi.ts). */
+import { type PerField } from '../../core/wire-shape.js';
 import { id, timestamp } from '../../openapi/common.js';
-import { pagedSchema, schema } from '../../openapi/openapi.js';
-import { UserSummarySchema, userSummaryProperties, userSummaryRequired } from '../../users/user.schemas.js';
-import { MODULE_FIELDS } from './module.mapper.js';
+import { pagedSchema, schema, type Schema, shapeSchema } from '../../openapi/openapi.js';
+import { UserSummarySchema, userSummaryProperties } from '../../users/user.schemas.js';
+import {
+  type ModuleDeleted,
+  MODULE_DELETED_FIELDS,
+  MODULE_FIELDS,
+  type ModuleResponse,
+} from './module.shape.js';
+import { type Membership, PERSONNEL_MEMBER_FIELDS } from '../membership/membership.shape.js';
+import { type ModuleWithPersonnel, type ModuleWithRole } from './module.mapper.js';
 import { MODULE_ROLES } from '../membership/module-role.js';
 import { EFFECTIVE_STATUSES, MEMBERSHIP_STATUSES } from '../membership/membership-status.js';
 
@@ -14,15 +22,19 @@ const moduleProperties = {
   credits: { type: 'integer', format: 'int32', example: 15 },
   created_at: timestamp,
   updated_at: timestamp,
-};
-const moduleRequired: string[] = [...MODULE_FIELDS];
+} satisfies PerField<ModuleResponse, Schema>;
 
-export const ModuleSchema = schema('Module', {
-  type: 'object',
-  required: moduleRequired,
-  additionalProperties: false,
-  properties: moduleProperties,
-});
+export const ModuleSchema = schema('Module', shapeSchema(MODULE_FIELDS, moduleProperties));
+
+/** The `data` of a `module.deleted` change event (events/change-event.schemas.ts names it). */
+schema(
+  'ModuleDeleted',
+  shapeSchema(MODULE_DELETED_FIELDS, {
+    id: moduleProperties.id,
+    code: moduleProperties.code,
+    year: moduleProperties.year,
+  } satisfies PerField<ModuleDeleted, Schema>),
+);
 
 export const RoleSchema = schema('ModuleRole', {
   type: 'string',
@@ -30,41 +42,40 @@ export const RoleSchema = schema('ModuleRole', {
   example: 'Lecturer',
 });
 
-/** A User summary with the user's role in one module (personnel and students lists). */
-const PersonSchema = schema('ModulePerson', {
-  type: 'object',
-  required: [...userSummaryRequired, 'role', 'status', 'starts_at', 'ends_at', 'effective_status'],
-  additionalProperties: false,
-  properties: {
-    ...userSummaryProperties,
-    role: RoleSchema,
-    status: { type: 'string', enum: [...MEMBERSHIP_STATUSES], example: 'active' },
-    starts_at: {
-      type: 'string',
-      format: 'date-time',
-      nullable: true,
-      description: 'Null: open.',
-      example: '2026-09-01T08:00:00.000Z',
-    },
-    ends_at: {
-      type: 'string',
-      format: 'date-time',
-      nullable: true,
-      description: 'Null: open.',
-      example: null,
-    },
-    effective_status: {
-      type: 'string',
-      enum: [...EFFECTIVE_STATUSES],
-      description: 'What the membership amounts to now (docs/api.md §15).',
-      example: 'active',
-    },
+/** A User summary with the user's membership of one module (personnel and students lists). */
+const membershipProperties = {
+  role: RoleSchema,
+  status: { type: 'string', enum: [...MEMBERSHIP_STATUSES], example: 'active' },
+  starts_at: {
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description: 'Null: open.',
+    example: '2026-09-01T08:00:00.000Z',
   },
-});
+  ends_at: {
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description: 'Null: open.',
+    example: null,
+  },
+  effective_status: {
+    type: 'string',
+    enum: [...EFFECTIVE_STATUSES],
+    description: 'What the membership amounts to now (docs/api.md §15).',
+    example: 'active',
+  },
+} satisfies PerField<Membership, Schema>;
+
+const PersonSchema = schema(
+  'ModulePerson',
+  shapeSchema(PERSONNEL_MEMBER_FIELDS, { ...userSummaryProperties, ...membershipProperties }),
+);
 
 export const ModuleWithPersonnelSchema = schema('ModuleWithPersonnel', {
   type: 'object',
-  required: [...moduleRequired, 'lecturers', 'assistant_lecturers', 'tutors', 'students'],
+  required: [...MODULE_FIELDS, 'lecturers', 'assistant_lecturers', 'tutors', 'students'],
   additionalProperties: false,
   properties: {
     ...moduleProperties,
@@ -72,15 +83,15 @@ export const ModuleWithPersonnelSchema = schema('ModuleWithPersonnel', {
     assistant_lecturers: { type: 'array', items: UserSummarySchema },
     tutors: { type: 'array', items: UserSummarySchema },
     students: { type: 'array', items: UserSummarySchema },
-  },
+  } satisfies PerField<ModuleWithPersonnel, Schema>,
 });
 
 /** A Module with a user's role in it (`GET /api/users/{user_id}/modules`). */
 export const ModuleWithRoleSchema = schema('ModuleWithRole', {
   type: 'object',
-  required: [...moduleRequired, 'role'],
+  required: [...MODULE_FIELDS, 'role'],
   additionalProperties: false,
-  properties: { ...moduleProperties, role: RoleSchema },
+  properties: { ...moduleProperties, role: RoleSchema } satisfies PerField<ModuleWithRole, Schema>,
 });
 
 export const ModuleListSchema = schema('ModuleList', pagedSchema('modules', ModuleSchema));

@@ -7,7 +7,8 @@ import { INT64_MAX } from '../../core/ids.js';
 import { type Transaction, Transactions } from '../../database/transactions.js';
 import { changesMembers, type MembersChanged } from '../../events/change-event-types.js';
 import { ChangeEventsService } from '../../events/change-events.service.js';
-import { type UserSummary, toUserSummary } from '../../users/user.mapper.js';
+import { toUserSummary } from '../../users/user.mapper.js';
+import { type UserSummary } from '../../users/user.shape.js';
 import { UsersRepository } from '../../users/users.repository.js';
 import { type UserListParams } from '../modules/list-params.js';
 import {
@@ -21,7 +22,8 @@ import { ModuleNotFound, NotMembers, RoleNotHeld, UserDoesNotExist } from '../mo
 import { type MembershipChange } from '../membership/dto/membership-fields.js';
 import { type HeldMembership } from '../membership/membership-status.js';
 import { changeOf, givenFields, membersChange, membershipAfter } from '../membership/membership-changes.js';
-import { type PersonnelMember, toPersonnelMember } from '../modules/module.mapper.js';
+import { toPersonnelMember } from '../modules/module.mapper.js';
+import { type PersonnelMember } from '../membership/membership.shape.js';
 import { type Page } from '../../database/sql.js';
 import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
 import { ModuleRole } from '../membership/module-role.js';

@@ -7,7 +7,7 @@ import { type Query as QueryParams } from '../../core/query.js';
 import { StudentsBodyDto, StudentsEnrolBodyDto } from '../personnel/dto/personnel-body.dto.js';
 import { membershipChangeOf } from '../membership/dto/membership-fields.js';
 import { readUserListParams } from '../modules/list-params.js';
-import { type PersonnelMember } from '../modules/module.mapper.js';
+import { type PersonnelMember } from '../membership/membership.shape.js';
 import { EnrolledCountSchema, PersonnelListSchema, RemovedCountSchema } from '../modules/module.schemas.js';
 import { ModuleIdParam } from '../modules/module-id.param.js';
 import { ModuleRole } from '../membership/module-role.js';
