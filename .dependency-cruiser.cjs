@@ -151,6 +151,13 @@ module.exports = {
       `${FEATURES}|audit|storage|redis|csv|uploads`,
       'events/ is the outbox every feature writes to; it knows none of them.',
     ),
+    {
+      name: 'only-unit-specs-use-testing',
+      comment: 'src/testing/ holds the unit specs\' shared fakes; the build leaves it out, so no other code may import it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['\\.spec\\.ts$', '^src/testing/'] },
+      to: { path: '^src/testing/' },
+    },
     forbid(
       'health-uses-no-feature',
       'health',

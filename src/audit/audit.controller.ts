@@ -12,7 +12,8 @@ import {
   shapeSchema,
 } from '../openapi/openapi.js';
 import { AUDIT_EVENT_FIELDS, type AuditEventResponse } from './audit-event.shape.js';
-import { INVALID_SORT_MESSAGE, type Query as QueryParams } from '../core/query.js';
+import { INVALID_SORT_MESSAGE, PAGING_MESSAGES, type Query as QueryParams } from '../core/query.js';
+import { readAuditListParams } from './audit-params.js';
 import { AUDIT_ACTIONS, INVALID_AUDIT_ACTION_MESSAGE } from './audit-actions.js';
 import { type AuditPage, AuditService } from './audit.service.js';
 
@@ -94,8 +95,7 @@ export class AuditController {
   @ApiOk(200, 'Audit events retrieved successfully', AuditListSchema)
   @ApiErrors({
     400: [
-      'page must be an integer',
-      'per_page must be an integer',
+      ...PAGING_MESSAGES,
       'actor_id must be a positive integer',
       INVALID_AUDIT_ACTION_MESSAGE,
       'target_type must be one of module, user, webhook, token',
@@ -106,6 +106,6 @@ export class AuditController {
     ],
   })
   list(@Query() query: QueryParams): Promise<AuditPage> {
-    return this.audit.list(query);
+    return this.audit.list(readAuditListParams(query));
   }
 }

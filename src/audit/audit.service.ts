@@ -9,12 +9,10 @@ import { pruneDaily, retentionCutoff } from '../database/retention.js';
 import { type Transaction } from '../database/transactions.js';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { type Query } from '../core/query.js';
 import { type AuditEntry, type RequestContext } from './audit-actions.js';
 import { type AuditEventResponse } from './audit-event.shape.js';
 import { toAuditEventResponse } from './audit.mapper.js';
-import { readAuditListParams } from './audit-params.js';
-import { AuditRepository } from './audit.repository.js';
+import { type AuditFilter, AuditRepository } from './audit.repository.js';
 
 export interface AuditPage {
   events: AuditEventResponse[];
@@ -53,8 +51,7 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
     );
   }
 
-  async list(query: Query): Promise<AuditPage> {
-    const filter = readAuditListParams(query);
+  async list(filter: AuditFilter): Promise<AuditPage> {
     const { events, total } = await this.events.page(filter);
     return {
       events: events.map(toAuditEventResponse),

@@ -1,58 +1,48 @@
-import { DataSource } from 'typeorm';
-import { type AuditEntry, type RequestContext } from '../audit/audit-actions.js';
-import { type AuditService } from '../audit/audit.service.js';
+import { JwtService } from '@nestjs/jwt';
+import { DataSource, Repository } from 'typeorm';
+import { type RequestContext } from '../audit/audit-actions.js';
 import { type AppConfig } from '../config/app-config.js';
-import { type Transaction, type Transactions } from '../database/transactions.js';
-import { type NewChangeEvent } from '../events/change-event-types.js';
-import { type ChangeEventsService } from '../events/change-events.service.js';
-import { type Metrics } from '../observability/metrics.js';
-import { type PasswordHasher } from '../users/password-hasher.js';
-import { type UserAccessCache } from '../users/user-access.cache.js';
-import { type User } from '../users/user.entity.js';
-import { type UserChanges, type UsersRepository } from '../users/users.repository.js';
+import { type Transaction } from '../database/transactions.js';
+import { Metrics } from '../observability/metrics.js';
+import {
+  DEFAULT_CONFIG,
+  FakeAudit,
+  FakeChangeEvents,
+  FakeTransactions,
+  NO_DATABASE,
+  STORED_AT,
+  storedUser,
+  FakeAccessCache,
+} from '../testing/fakes.js';
+import { PasswordHasher } from '../users/password-hasher.js';
+import { User as UserEntity, type User } from '../users/user.entity.js';
+import { type UserChanges, UsersRepository } from '../users/users.repository.js';
 import { AuthService } from './auth.service.js';
-import { type IdpTokens } from './idp-tokens.js';
+import { IdpTokens } from './idp-tokens.js';
 import { MemoryLoginThrottle } from './login-throttle.js';
-import { type IssuedToken, type TokenService } from './token.service.js';
+import { type IssuedToken, TokenService } from './token.service.js';
 
 /** The transaction the fake opens: a real, unconnected EntityManager, only ever compared by identity. */
 const TRANSACTION: Transaction = new DataSource({ type: 'postgres' }).manager;
 
-const CREATED = new Date('2026-01-01T00:00:00.000Z');
+const CREATED = STORED_AT;
 
-function user(id: number, username: string, password: string | null, admin = false): User {
-  return {
-    id,
-    username,
-    email: `${username}@example.edu`,
-    givenName: null,
-    familyName: null,
-    displayName: null,
-    externalId: null,
-    active: true,
-    passwordHash: password === null ? null : `hash:${password}`,
-    admin,
-    passwordChangedAt: CREATED,
-    avatarKey: null,
-    avatarContentType: null,
-    ssoIssuer: null,
-    ssoSubject: null,
-    createdAt: CREATED,
-    updatedAt: CREATED,
-  };
-}
+const user = (id: number, username: string, password: string | null, admin = false): User =>
+  storedUser(id, username, { passwordHash: password === null ? null : `hash:${password}`, admin });
 
 /** Stored users, looked up as the repository does (username case-insensitively); `failing` makes it throw. */
-class FakeUsers implements Pick<UsersRepository, 'findByUsername' | 'findById' | 'update'> {
+class FakeUsers extends UsersRepository {
   readonly looked: string[] = [];
   readonly updates: { id: string; changes: UserChanges; manager: Transaction | undefined }[] = [];
   failing = false;
   /** The row is gone when the update runs (deleted meanwhile). */
   deletedBeforeUpdate = false;
 
-  constructor(readonly rows: User[]) {}
+  constructor(readonly rows: User[]) {
+    super(new Repository(UserEntity, NO_DATABASE.manager), DEFAULT_CONFIG);
+  }
 
-  findByUsername(username: string): Promise<User | null> {
+  override findByUsername(username: string): Promise<User | null> {
     this.looked.push(username);
     if (this.failing) return Promise.reject(new Error('connection terminated'));
     return Promise.resolve(
@@ -60,11 +50,11 @@ class FakeUsers implements Pick<UsersRepository, 'findByUsername' | 'findById' |
     );
   }
 
-  findById(id: string | number): Promise<User | null> {
+  override findById(id: string | number): Promise<User | null> {
     return Promise.resolve(this.rows.find((row) => row.id === Number(id)) ?? null);
   }
 
-  update(id: string, changes: UserChanges, manager?: Transaction): Promise<User | null> {
+  override update(id: string, changes: UserChanges, manager?: Transaction): Promise<User | null> {
     this.updates.push({ id, changes, manager });
     const row = this.rows.find((candidate) => candidate.id === Number(id));
     if (!row || this.deletedBeforeUpdate) return Promise.resolve(null);
@@ -74,60 +64,50 @@ class FakeUsers implements Pick<UsersRepository, 'findByUsername' | 'findById' |
 }
 
 /** A hash is `hash:<password>`; every verification is recorded, the decoy's (no hash) too. */
-class FakeHasher implements Pick<PasswordHasher, 'verify' | 'hash'> {
-  readonly verified: (string | undefined)[] = [];
+class FakeHasher extends PasswordHasher {
+  verified: (string | undefined)[] = [];
 
-  hash(password: string): Promise<string> {
+  override hash(password: string): Promise<string> {
     return Promise.resolve(`hash:${password}`);
   }
 
-  verify(hash: string | undefined, password: string): Promise<boolean> {
+  override verify(hash: string | undefined, password: string): Promise<boolean> {
     this.verified.push(hash);
     return Promise.resolve(hash !== undefined && hash === `hash:${password}`);
   }
 }
 
-class FakeTokens implements Pick<TokenService, 'issue'> {
+class FakeTokens extends TokenService {
   readonly issued: { id: number; issuedAt: Date | undefined }[] = [];
 
-  issue(subject: { id: number; admin: boolean }, issuedAt?: Date): IssuedToken {
+  constructor() {
+    super(new JwtService(), DEFAULT_CONFIG);
+  }
+
+  override issue(subject: { id: number; admin: boolean }, issuedAt?: Date): IssuedToken {
     this.issued.push({ id: subject.id, issuedAt });
     return { token: `token-${subject.id}-${this.issued.length}`, expires_at: '2026-01-02T00:00:00.000Z' };
   }
 }
 
-class FakeAccess implements Pick<UserAccessCache, 'invalidate'> {
-  readonly invalidated: number[] = [];
-  invalidate(userId: number): void {
-    this.invalidated.push(userId);
-  }
-}
-
-class FakeTransactions implements Pick<Transactions, 'run'> {
-  opened = 0;
-  run<T>(work: (transaction: Transaction) => Promise<T>): Promise<T> {
-    this.opened++;
-    return work(TRANSACTION);
-  }
-}
-
-class FakeAudit implements Pick<AuditService, 'record'> {
-  readonly entries: { inTransaction: boolean; context: RequestContext; entry: AuditEntry }[] = [];
-  record(manager: Transaction | undefined, context: RequestContext, entry: AuditEntry): Promise<void> {
-    this.entries.push({ inTransaction: manager === TRANSACTION, context, entry });
-    return Promise.resolve();
-  }
-}
-
-class FakeMetrics implements Pick<Metrics, 'loginThrottled'> {
+class FakeMetrics extends Metrics {
   throttled = 0;
-  loginThrottled(): void {
+
+  constructor() {
+    super(DEFAULT_CONFIG, NO_DATABASE);
+  }
+
+  override loginThrottled(): void {
     this.throttled++;
   }
 }
 
-class FakeIdp implements Pick<IdpTokens, 'idpEndpoints'> {
-  idpEndpoints(): ReturnType<IdpTokens['idpEndpoints']> {
+class FakeIdp extends IdpTokens {
+  constructor() {
+    super(DEFAULT_CONFIG);
+  }
+
+  override idpEndpoints(): ReturnType<IdpTokens['idpEndpoints']> {
     return Promise.resolve({
       authorizationEndpoint: 'https://idp.example/authorize',
       tokenEndpoint: 'https://idp.example/token',
@@ -136,23 +116,18 @@ class FakeIdp implements Pick<IdpTokens, 'idpEndpoints'> {
   }
 }
 
-class FakeChangeEvents implements Pick<ChangeEventsService, 'record'> {
-  readonly events: { inTransaction: boolean; events: readonly NewChangeEvent[] }[] = [];
-  record(transaction: Transaction, events: readonly NewChangeEvent[]): Promise<void> {
-    this.events.push({ inTransaction: transaction === TRANSACTION, events });
-    return Promise.resolve();
-  }
-}
+// One hasher for the file: its parent hashes a decoy password with argon2 when it is made.
+const hasher = new FakeHasher();
 
 const CONTEXT: RequestContext = { actorId: null, requestId: 'req-1', clientIp: '192.0.2.1' };
 
 function setup(config: Pick<AppConfig, 'oidc' | 'passwordLogin'> = { oidc: undefined, passwordLogin: true }) {
   const users = new FakeUsers([user(7, 'Jane', 'right-password'), user(8, 'sso.only', null)]);
-  const hasher = new FakeHasher();
+  hasher.verified = [];
   const tokens = new FakeTokens();
   const throttle = new MemoryLoginThrottle();
-  const access = new FakeAccess();
-  const transactions = new FakeTransactions();
+  const access = new FakeAccessCache();
+  const transactions = new FakeTransactions(TRANSACTION);
   const audit = new FakeAudit();
   const metrics = new FakeMetrics();
   const changeEvents = new FakeChangeEvents();
@@ -210,7 +185,7 @@ describe(AuthService.name, () => {
       });
       expect(audit.entries).toEqual([
         {
-          inTransaction: false,
+          transaction: undefined,
           context: CONTEXT,
           entry: {
             action: 'auth.login_failed',
@@ -311,13 +286,13 @@ describe(AuthService.name, () => {
       expect(session.user.updated_at).toBe(changes.updatedAt.toISOString());
       expect(audit.entries).toEqual([
         {
-          inTransaction: true,
+          transaction: TRANSACTION,
           context: CONTEXT,
           entry: { action: 'auth.password_change', targetType: 'user', targetIds: [7] },
         },
       ]);
-      expect(changeEvents.events).toEqual([
-        { inTransaction: true, events: [{ type: 'user.updated', data: session.user }] },
+      expect(changeEvents.recorded).toEqual([
+        { transaction: TRANSACTION, events: [{ type: 'user.updated', data: session.user }] },
       ]);
       expect(access.invalidated).toEqual([7]);
       // The old password no longer signs in, the new one does.

@@ -2,6 +2,15 @@ import { ValidationFailed } from './errors.js';
 
 export type Query = Record<string, unknown>;
 
+/** The 400 message of a parameter that is not a 32-bit integer. */
+export const integerMessage = (name: string) => `${name} must be an integer`;
+
+/**
+ * The 400 messages of `page` and `per_page`: every paged route reads them with {@link QueryReader.paging} and
+ * documents them with these.
+ */
+export const PAGING_MESSAGES: readonly string[] = [integerMessage('page'), integerMessage('per_page')];
+
 const INT32_MIN = -2_147_483_648;
 const INT32_MAX = 2_147_483_647;
 
@@ -31,7 +40,7 @@ export class QueryReader {
     const value = this.query[name];
     if (value === undefined) return undefined;
     const parsed = typeof value === 'string' ? parseInt32(value) : undefined;
-    if (parsed === undefined) this.errors.push(`${name} must be an integer`);
+    if (parsed === undefined) this.errors.push(integerMessage(name));
     return parsed;
   }
 
@@ -56,6 +65,14 @@ export class QueryReader {
   done(): void {
     if (this.errors.length > 0) throw new ValidationFailed(this.errors.join('; '));
   }
+}
+
+/** `page` and `per_page` of a route whose query string holds nothing else (400 with {@link PAGING_MESSAGES}). */
+export function readPaging(query: Query): Paging {
+  const reader = new QueryReader(query);
+  const paging = reader.paging();
+  reader.done();
+  return paging;
 }
 
 export function parseInt32(value: string): number | undefined {

@@ -5,6 +5,7 @@ import { type JsonText } from '../core/json-text.js';
 import { ApiErrors, ApiOk, schema } from '../openapi/openapi.js';
 import { ChangeEventSchema, CURSOR_EXAMPLE } from './change-event.schemas.js';
 import { type Query as QueryParams } from '../core/query.js';
+import { readFeedParams } from './feed-params.js';
 import { CHANGE_EVENT_TYPES, INVALID_EVENT_TYPE_MESSAGE } from './change-event-types.js';
 import { CURSOR_EXPIRED_MESSAGE, FEED_BUSY_MESSAGE, INVALID_CURSOR_MESSAGE } from './change-event.errors.js';
 import { type FeedAnswer, ChangeEventsService } from './change-events.service.js';
@@ -79,6 +80,6 @@ export class ChangeEventsController {
     503: [FEED_BUSY_MESSAGE],
   })
   feed(@Query() query: QueryParams): Promise<JsonText<FeedAnswer>> {
-    return this.changeEvents.feed(query);
+    return this.changeEvents.feed(readFeedParams(query));
   }
 }

@@ -11,7 +11,6 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { Draining } from '../core/draining.js';
 import { Metrics } from '../observability/metrics.js';
 import { JsonText } from '../core/json-text.js';
-import { type Query } from '../core/query.js';
 import { pruneDaily, pruneInBatches, retentionCutoff } from '../database/retention.js';
 import { type Transaction, Transactions } from '../database/transactions.js';
 import { type ChangeEventType, type NewChangeEvent } from './change-event-types.js';
@@ -20,7 +19,7 @@ import { ChangeEventNotifications } from './change-event-notifications.js';
 import { type ChangeEventResponse } from './change-event.shape.js';
 import { type FeedPageJson, ChangeEventsRepository } from './change-events.repository.js';
 import { comparePositions, encodeCursor, FEED_START } from './feed-cursor.js';
-import { type FeedParams, readFeedParams } from './feed-params.js';
+import { type FeedParams } from './feed-params.js';
 import { FeedWaiters } from './feed-waiters.js';
 
 /** The feed's answer; sent as JSON text built by PostgreSQL (`readPageJson`). */
@@ -115,8 +114,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
   }
 
   /** `GET /api/events`. */
-  async feed(query: Query): Promise<JsonText<FeedAnswer>> {
-    const params = readFeedParams(query);
+  async feed(params: FeedParams): Promise<JsonText<FeedAnswer>> {
     const deadline = Date.now() + params.waitMs;
     let holding = false;
     try {

@@ -33,7 +33,7 @@ import {
 } from './scim.errors.js';
 import { listResponse, serviceProviderConfig, userResourceType, userSchema } from './scim-discovery.js';
 import { USER_SCHEMA } from './scim-path.js';
-import { type ScimCaller, type ScimListQuery, ScimService } from './scim.service.js';
+import { readScimListParams, type ScimCaller, type ScimListQuery, ScimService } from './scim.service.js';
 
 export const SCIM_PREFIX = 'scim/v2';
 
@@ -101,7 +101,7 @@ export class ScimController {
   @Get('Users')
   @ScimBody()
   list(@Req() request: FastifyRequest, @Query() query: ScimListQuery) {
-    return this.scim.list(query, this.base(request));
+    return this.scim.list(readScimListParams(query), this.base(request));
   }
 
   @Post('Users')

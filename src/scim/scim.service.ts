@@ -12,7 +12,7 @@ import { toUserAccount, type UserSummarySource } from '../users/user.mapper.js';
 import { type UserChanges, UsersRepository } from '../users/users.repository.js';
 import { invalidValue, scimUserNotFound, uniqueness } from './scim.errors.js';
 import { FILTER_MAX_RESULTS, listResponse } from './scim-discovery.js';
-import { parseFilter } from './scim-filter.js';
+import { type FilterCondition, parseFilter } from './scim-filter.js';
 import { applyPatch, readPatchBody } from './scim-patch.js';
 import { fieldsOf, readUserBody, type ScimUserFields, toScimUser } from './scim-user.js';
 import { type Clashes, ScimUsersRepository } from './scim-users.repository.js';
@@ -41,6 +41,23 @@ function queryInteger(value: unknown, name: string, fallback: number): number {
   if (typeof value !== 'string' || !INT32.test(value) || Math.abs(Number(value)) > 2_147_483_647)
     throw invalidValue(`${name} must be an integer`);
   return Number(value);
+}
+
+/** `GET /Users` as read from its query: the 1-based index of the first result, the page size, the filter. */
+export interface ScimListParams {
+  startIndex: number;
+  count: number;
+  conditions: FilterCondition[];
+}
+
+/** Reads `startIndex`, `count` and `filter`, in that order; the first bad one is the 400. */
+export function readScimListParams(query: ScimListQuery): ScimListParams {
+  const startIndex = Math.max(1, queryInteger(query.startIndex, 'startIndex', 1));
+  const count = Math.min(FILTER_MAX_RESULTS, Math.max(0, queryInteger(query.count, 'count', COUNT_DEFAULT)));
+  // A repeated `filter` parameter arrives as an array: not a filter.
+  const filter =
+    query.filter === undefined ? undefined : typeof query.filter === 'string' ? query.filter : '';
+  return { startIndex, count, conditions: filter === undefined ? [] : parseFilter(filter) };
 }
 
 /** The decimal id of a path, or null for anything that cannot be a user's id (an IdP's GUID probe): 404. */
@@ -76,16 +93,10 @@ export class ScimService {
     private readonly changeEvents: ChangeEventsService,
   ) {}
 
-  async list(query: ScimListQuery, base: string): Promise<Record<string, unknown>> {
-    const startIndex = Math.max(1, queryInteger(query.startIndex, 'startIndex', 1));
-    const count = Math.min(
-      FILTER_MAX_RESULTS,
-      Math.max(0, queryInteger(query.count, 'count', COUNT_DEFAULT)),
-    );
-    // A repeated `filter` parameter arrives as an array: not a filter.
-    const filter =
-      query.filter === undefined ? undefined : typeof query.filter === 'string' ? query.filter : '';
-    const conditions = filter === undefined ? [] : parseFilter(filter);
+  async list(
+    { startIndex, count, conditions }: ScimListParams,
+    base: string,
+  ): Promise<Record<string, unknown>> {
     const { items, total } = await this.scimUsers.page(conditions, startIndex - 1, count);
     return listResponse(
       items.map((user) => toScimUser(user, this.location(base, user))),

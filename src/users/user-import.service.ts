@@ -9,7 +9,6 @@ import { PasswordHasher } from './password-hasher.js';
 import { type CsvRow } from '../csv/csv-reader.js';
 import { ImportHasErrors } from '../csv/csv.errors.js';
 import { csvDownload } from '../csv/csv-writer.js';
-import { parseSort, type Query, QueryReader } from '../core/query.js';
 import {
   type PlannedUpdate,
   type PlannedUser,
@@ -17,7 +16,7 @@ import {
   type UserImportColumn,
   type UserImportResult,
 } from './user-import.js';
-import { readUserFilters, USER_LIST_SORT_FIELDS } from './user-list-filter.js';
+import { type UserListFilter } from './user-list-filter.js';
 import { type NewUser, UsersRepository } from './users.repository.js';
 import { violatedUniqueConstraint } from '../database/sql.js';
 import { mapWithConcurrency } from './map-with-concurrency.js';
@@ -147,12 +146,8 @@ export class UserImportService {
   }
 
   /** Every user matching the list's filters and sort, as a streamed CSV file. */
-  async export(query: Query): Promise<StreamableFile> {
-    const reader = new QueryReader(query);
-    const filters = readUserFilters(reader);
-    reader.done();
-    const sort = parseSort(query.sort, USER_LIST_SORT_FIELDS);
-    const rows = await this.users.streamList({ ...filters, sort });
+  async export(filter: Omit<UserListFilter, 'paging'>): Promise<StreamableFile> {
+    const rows = await this.users.streamList(filter);
     return csvDownload(rows, USER_EXPORT_COLUMNS, 'users.csv');
   }
 }

@@ -1,4 +1,4 @@
-import { type Paging, type QueryReader, type SortKey } from '../core/query.js';
+import { type Paging, parseSort, type Query, QueryReader, type SortKey } from '../core/query.js';
 
 /** Sort fields of `GET /api/users` and its CSV export; usernames sort case-insensitively (emails are stored lower-case). */
 export const USER_LIST_SORT_FIELDS = {
@@ -24,7 +24,7 @@ export interface UserListFilter {
  * The filters of `GET /api/users` and its CSV export, read in this order: `query`, `username`, `email`, `admin`,
  * `active`.
  */
-export function readUserFilters(reader: QueryReader): Omit<UserListFilter, 'sort' | 'paging'> {
+function readUserFilters(reader: QueryReader): Omit<UserListFilter, 'sort' | 'paging'> {
   return {
     query: reader.string('query'),
     username: reader.string('username'),
@@ -32,4 +32,21 @@ export function readUserFilters(reader: QueryReader): Omit<UserListFilter, 'sort
     admin: reader.boolean('admin'),
     active: reader.boolean('active'),
   };
+}
+
+/** `GET /api/users`: the filters, `page` and `per_page`, then `sort` (whose 400 is reported alone). */
+export function readUserListParams(query: Query): UserListFilter {
+  const reader = new QueryReader(query);
+  const filters = readUserFilters(reader);
+  const paging = reader.paging();
+  reader.done();
+  return { ...filters, sort: parseSort(query.sort, USER_LIST_SORT_FIELDS), paging };
+}
+
+/** `GET /api/users/export.csv`: the list's filters and sort, no paging. */
+export function readUserExportParams(query: Query): Omit<UserListFilter, 'paging'> {
+  const reader = new QueryReader(query);
+  const filters = readUserFilters(reader);
+  reader.done();
+  return { ...filters, sort: parseSort(query.sort, USER_LIST_SORT_FIELDS) };
 }

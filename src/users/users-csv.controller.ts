@@ -9,6 +9,7 @@ import { ApiImportHasErrors, CSV_IMPORT_MESSAGES } from '../csv/csv.errors.js';
 import { AdminOnly, ResponseMessage, WithMessage } from '../core/decorators.js';
 import { ApiErrors, ApiOk, errorResponse, schema } from '../openapi/openapi.js';
 import { INVALID_SORT_MESSAGE, type Query as QueryParams, QueryReader } from '../core/query.js';
+import { readUserExportParams } from './user-list-filter.js';
 import { USER_IMPORT_OPTIONAL, USER_IMPORT_REQUIRED, type UserImportResult } from './user-import.js';
 import { USER_EXPORT_COLUMNS, UserImportService } from './user-import.service.js';
 import { EMAIL_MESSAGE } from './user-rules.js';
@@ -109,6 +110,6 @@ export class UsersCsvController {
     ...errorResponse(['admin must be true or false', 'active must be true or false', INVALID_SORT_MESSAGE]),
   })
   export(@Query() query: QueryParams): Promise<StreamableFile> {
-    return this.imports.export(query);
+    return this.imports.export(readUserExportParams(query));
   }
 }

@@ -4,7 +4,8 @@ import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { AdminOnly, type AuthUser, CurrentUser, ResponseMessage } from '../core/decorators.js';
 import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../openapi/openapi.js';
-import { INVALID_SORT_MESSAGE, type Query as QueryParams } from '../core/query.js';
+import { INVALID_SORT_MESSAGE, PAGING_MESSAGES, type Query as QueryParams } from '../core/query.js';
+import { readUserListParams } from './user-list-filter.js';
 import { BulkCreateUsersDto } from './dto/bulk-create-users.dto.js';
 import { CreateUserDto } from './dto/create-user.dto.js';
 import { UpdateUserDto } from './dto/update-user.dto.js';
@@ -85,15 +86,14 @@ export class UsersController {
   @ApiOk(200, 'Users retrieved successfully', UserListSchema)
   @ApiErrors({
     400: [
-      'page must be an integer',
-      'per_page must be an integer',
+      ...PAGING_MESSAGES,
       'admin must be true or false',
       'active must be true or false',
       INVALID_SORT_MESSAGE,
     ],
   })
   list(@Query() query: QueryParams): Promise<UserPage> {
-    return this.users.list(query);
+    return this.users.list(readUserListParams(query));
   }
 
   @Post()

@@ -4,7 +4,6 @@ import { AuditService } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
 import { ChangeEventsService } from '../events/change-events.service.js';
 import { type AuthUser } from '../core/decorators.js';
-import { parseSort, type Query, QueryReader } from '../core/query.js';
 import { violatedUniqueConstraint } from '../database/sql.js';
 import { StorageService } from '../storage/storage.service.js';
 import { avatarFolder } from './avatar-files.js';
@@ -13,7 +12,7 @@ import { type UpdateUserDto } from './dto/update-user.dto.js';
 import { PasswordHasher } from './password-hasher.js';
 import { UserAccessCache } from './user-access.cache.js';
 import { listClashes, type NewUserIdentity } from './user-clashes.js';
-import { readUserFilters, USER_LIST_SORT_FIELDS } from './user-list-filter.js';
+import { type UserListFilter } from './user-list-filter.js';
 import { mapWithConcurrency } from './map-with-concurrency.js';
 import { toUserAccount } from './user.mapper.js';
 import { type UserAccount } from './user.shape.js';
@@ -54,13 +53,9 @@ export class UsersService {
     private readonly changeEvents: ChangeEventsService,
   ) {}
 
-  async list(query: Query): Promise<UserPage> {
-    const reader = new QueryReader(query);
-    const filters = readUserFilters(reader);
-    const paging = reader.paging();
-    reader.done();
-    const sort = parseSort(query.sort, USER_LIST_SORT_FIELDS);
-    const { items, total } = await this.users.page({ ...filters, sort, paging });
+  async list(filter: UserListFilter): Promise<UserPage> {
+    const { items, total } = await this.users.page(filter);
+    const { paging } = filter;
     return { users: items.map(toUserAccount), page: paging.page, per_page: paging.perPage, total };
   }
 

@@ -4,7 +4,7 @@ import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { AdminOnly, ResponseMessage } from '../core/decorators.js';
 import { ApiErrors, ApiOk, ApiPagingQuery } from '../openapi/openapi.js';
-import { type Query as QueryParams } from '../core/query.js';
+import { PAGING_MESSAGES, type Query as QueryParams, readPaging } from '../core/query.js';
 import { CreateWebhookDto } from './dto/create-webhook.dto.js';
 import { UpdateWebhookDto } from './dto/update-webhook.dto.js';
 import { DESCRIPTION_MESSAGE, ENABLED_MESSAGE, TYPES_MESSAGE, URL_MESSAGE } from './webhook-body-rules.js';
@@ -37,9 +37,9 @@ export class WebhooksController {
   @ApiOperation({ summary: 'List webhooks, oldest first, paged' })
   @ApiPagingQuery()
   @ApiOk(200, 'Webhooks retrieved successfully', WebhookListSchema)
-  @ApiErrors({ 400: ['page must be an integer', 'per_page must be an integer'] })
+  @ApiErrors({ 400: [...PAGING_MESSAGES] })
   list(@Query() query: QueryParams): Promise<WebhookPage> {
-    return this.webhooks.list(query);
+    return this.webhooks.list(readPaging(query));
   }
 
   @Post()
@@ -120,8 +120,8 @@ export class WebhooksController {
   })
   @ApiPagingQuery()
   @ApiOk(200, 'Deliveries retrieved successfully', DeliveryListSchema)
-  @ApiErrors({ 400: ['page must be an integer', 'per_page must be an integer'], ...NOT_FOUND })
+  @ApiErrors({ 400: [...PAGING_MESSAGES], ...NOT_FOUND })
   deliveries(@WebhookId() id: string, @Query() query: QueryParams): Promise<DeliveryPage> {
-    return this.webhooks.deliveries(id, query);
+    return this.webhooks.deliveries(id, readPaging(query));
   }
 }

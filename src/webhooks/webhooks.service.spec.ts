@@ -1,9 +1,12 @@
 import { DataSource } from 'typeorm';
-import { type AuditEntry } from '../audit/audit-actions.js';
-import { AuditRepository } from '../audit/audit.repository.js';
-import { AuditService } from '../audit/audit.service.js';
-import { loadConfig } from '../config/app-config.js';
-import { type Transaction, Transactions } from '../database/transactions.js';
+import { type Transaction } from '../database/transactions.js';
+import {
+  CONTEXT,
+  DEFAULT_CONFIG,
+  FakeAudit,
+  FakeTransactions,
+  NO_DATABASE,
+} from '../testing/fakes.js';
 import { DeliveryQueue, type DeliveryJob } from './delivery-queue.js';
 import { TEST_EVENT_TYPE } from './webhook-types.js';
 import { HostResolver, type CheckedUrl, WebhookUrlRules } from './webhook-url.js';
@@ -11,14 +14,7 @@ import { NothingToUpdate, WebhookNotFound, WebhookUrlNotAllowed } from './webhoo
 import { type WebhookChanges, type WebhookRow, WebhooksRepository } from './webhooks.repository.js';
 import { WebhooksService } from './webhooks.service.js';
 
-/*
- * One fake style, as in course-modules.service.spec.ts: each collaborator is a subclass of the real class that
- * overrides the methods the service calls and records what it was asked; the data source is never initialized,
- * so a call that was not faked fails instead of reaching a database.
- */
-const dataSource = new DataSource({ type: 'postgres' });
-const config = loadConfig({});
-const CONTEXT = { actorId: 1, requestId: 'req-1', clientIp: '127.0.0.1' };
+// The unit tier's one fake style: src/testing/fakes.ts.
 const AT = new Date('2026-11-21T08:41:00.123Z');
 
 /** Webhooks in memory, by id. */
@@ -27,7 +23,7 @@ class FakeWebhooks extends WebhooksRepository {
   private nextId = 1;
 
   constructor() {
-    super(dataSource);
+    super(NO_DATABASE);
   }
 
   override insert(webhook: Parameters<WebhooksRepository['insert']>[0]): Promise<WebhookRow> {
@@ -72,7 +68,7 @@ class FakeUrlRules extends WebhookUrlRules {
   readonly refused = new Set<string>();
 
   constructor() {
-    super(config, new HostResolver());
+    super(DEFAULT_CONFIG, new HostResolver());
   }
 
   override check(text: string): Promise<CheckedUrl> {
@@ -89,7 +85,7 @@ class FakeQueue extends DeliveryQueue {
   wakeUps = 0;
 
   constructor() {
-    super(config, new DataSource({ type: 'postgres', url: 'postgres://unused@127.0.0.1:1/unused' }));
+    super(DEFAULT_CONFIG, new DataSource({ type: 'postgres', url: 'postgres://unused@127.0.0.1:1/unused' }));
   }
 
   override enqueue(
@@ -103,35 +99,6 @@ class FakeQueue extends DeliveryQueue {
 
   override wake(): void {
     this.wakeUps++;
-  }
-}
-
-/** Runs the work with a marker transaction and counts the transactions opened. */
-class FakeTransactions extends Transactions {
-  readonly marker: Transaction = new DataSource({ type: 'postgres' }).manager;
-  opened = 0;
-
-  constructor() {
-    super(dataSource, config);
-  }
-
-  override run<T>(work: (transaction: Transaction) => Promise<T>): Promise<T> {
-    this.opened++;
-    return work(this.marker);
-  }
-}
-
-/** Records the audit entries, with the transaction they were written in. */
-class FakeAudit extends AuditService {
-  readonly entries: { transaction: Transaction | undefined; entry: AuditEntry }[] = [];
-
-  constructor() {
-    super(new AuditRepository(dataSource), config);
-  }
-
-  override record(transaction: Transaction | undefined, _context: unknown, entry: AuditEntry): Promise<void> {
-    this.entries.push({ transaction, entry });
-    return Promise.resolve();
   }
 }
 
@@ -158,6 +125,7 @@ describe('WebhooksService', () => {
     expect(audit.entries).toEqual([
       {
         transaction: transactions.marker,
+        context: CONTEXT,
         entry: {
           action: 'webhook.create',
           targetType: 'webhook',

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { AuditService } from '../audit/audit.service.js';
-import { type Query, QueryReader } from '../core/query.js';
+import { type Paging } from '../core/query.js';
 import { Transactions } from '../database/transactions.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { type CreateWebhookDto } from './dto/create-webhook.dto.js';
@@ -67,10 +67,7 @@ export class WebhooksService {
     return { ...toWebhookResponse(row), secret };
   }
 
-  async list(query: Query): Promise<WebhookPage> {
-    const reader = new QueryReader(query);
-    const paging = reader.paging();
-    reader.done();
+  async list(paging: Paging): Promise<WebhookPage> {
     const { items, total } = await this.webhooks.page(paging);
     return { webhooks: items.map(toWebhookResponse), page: paging.page, per_page: paging.perPage, total };
   }
@@ -153,10 +150,7 @@ export class WebhooksService {
     return { event_id: eventId, type: TEST_EVENT_TYPE };
   }
 
-  async deliveries(id: string, query: Query): Promise<DeliveryPage> {
-    const reader = new QueryReader(query);
-    const paging = reader.paging();
-    reader.done();
+  async deliveries(id: string, paging: Paging): Promise<DeliveryPage> {
     await this.existing(id);
     const { items, total } = await this.webhooks.deliveries(id, paging);
     return {

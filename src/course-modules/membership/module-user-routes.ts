@@ -6,7 +6,7 @@ import {
   PERMISSION_DENIED_MESSAGE,
   UNKNOWN_PROPERTY_MESSAGE,
 } from '../../core/errors.js';
-import { INVALID_SORT_MESSAGE } from '../../core/query.js';
+import { INVALID_SORT_MESSAGE, PAGING_MESSAGES } from '../../core/query.js';
 import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery, type Schema } from '../../openapi/openapi.js';
 import {
   MODULE_NOT_FOUND_MESSAGE,
@@ -26,8 +26,7 @@ import {
 import { AT_LEAST_ONE_FIELD_MESSAGE } from './dto/membership-fields.js';
 
 const LIST_MESSAGES = [
-  'page must be an integer',
-  'per_page must be an integer',
+  ...PAGING_MESSAGES,
   'query must be given at most once',
   'query must not contain NUL characters',
   INVALID_SORT_MESSAGE,

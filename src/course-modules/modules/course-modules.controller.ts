@@ -26,7 +26,12 @@ import {
   MyModulesSchema,
   RolloverResultSchema,
 } from './module.schemas.js';
-import { INVALID_SORT_MESSAGE, type Query as QueryParams, QueryReader } from '../../core/query.js';
+import {
+  INVALID_SORT_MESSAGE,
+  type Query as QueryParams,
+  QueryReader,
+  PAGING_MESSAGES,
+} from '../../core/query.js';
 import { type RequestContext } from '../../audit/audit-actions.js';
 import { RequestCtx } from '../../audit/request-context.decorator.js';
 import { bulkDeleteMessage, type BulkDeleteResult } from './bulk-delete.js';
@@ -106,8 +111,7 @@ export class CourseModulesController {
   @ApiOk(200, 'Modules retrieved successfully', ModuleListSchema)
   @ApiErrors({
     400: [
-      'page must be an integer',
-      'per_page must be an integer',
+      ...PAGING_MESSAGES,
       'year must be an integer',
       'query must be given at most once',
       'query must not contain NUL characters',

@@ -1,38 +1,33 @@
-import { DataSource, Repository } from 'typeorm';
-import { AuditRepository } from '../../audit/audit.repository.js';
-import { AuditService } from '../../audit/audit.service.js';
-import { loadConfig } from '../../config/app-config.js';
-import { Draining } from '../../core/draining.js';
-import { type Transaction, Transactions } from '../../database/transactions.js';
-import { type NewChangeEvent } from '../../events/change-event-types.js';
-import { ChangeEventNotifications } from '../../events/change-event-notifications.js';
-import { ChangeEventsRepository } from '../../events/change-events.repository.js';
-import { ChangeEventsService } from '../../events/change-events.service.js';
-import { Metrics } from '../../observability/metrics.js';
+import { Repository } from 'typeorm';
+import { type Transaction } from '../../database/transactions.js';
 import { LocalFileStore } from '../../storage/local-file-store.js';
 import { StorageService } from '../../storage/storage.service.js';
-import { type UsersService } from '../../users/users.service.js';
+import {
+  CONTEXT,
+  DEFAULT_CONFIG,
+  FakeAudit,
+  FakeChangeEvents,
+  FakeTransactions,
+  NO_DATABASE,
+  unconnectedUsersService,
+} from '../../testing/fakes.js';
 import { CourseModule } from './course-module.entity.js';
 import { CourseModulesRepository, type DeletedModules } from './course-modules.repository.js';
 import { CourseModulesService } from './course-modules.service.js';
 import { ModuleFiles } from './module-files.js';
-import { type ModuleRolesRepository } from '../membership/module-roles.repository.js';
+import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
 import { ModuleTotals } from './module-totals.js';
+import { UserModuleRole } from '../membership/user-module-role.entity.js';
 
-/*
- * The service takes its collaborators as classes, so each fake is a subclass overriding the one method the
- * service calls; the collaborators' own dependencies are real but never reach a database (the data source is
- * never initialized, so a call that was not faked fails).
- */
-const dataSource = new DataSource({ type: 'postgres' });
-const config = loadConfig({});
+// The unit tier's one fake style: src/testing/fakes.ts. Collaborators the service does not call on these paths
+// are real but unconnected, so a call to one fails.
 
 /** A module repository over a fixed set of existing ids that records each bulk delete it is asked for. */
 class FakeModules extends CourseModulesRepository {
   readonly deletes: { ids: readonly string[]; transaction: Transaction }[] = [];
 
   constructor(private readonly existing: string[]) {
-    super(new Repository(CourseModule, dataSource.manager));
+    super(new Repository(CourseModule, NO_DATABASE.manager));
   }
 
   override deleteWithDependents(ids: readonly string[], transaction: Transaction): Promise<DeletedModules> {
@@ -46,26 +41,11 @@ class FakeModules extends CourseModulesRepository {
   }
 }
 
-/** Runs the work with a marker transaction and counts the transactions opened. */
-class FakeTransactions extends Transactions {
-  readonly marker: Transaction = new DataSource({ type: 'postgres' }).manager;
-  readonly opened: Transaction[] = [];
-
-  constructor() {
-    super(dataSource, config);
-  }
-
-  override run<T>(work: (transaction: Transaction) => Promise<T>): Promise<T> {
-    this.opened.push(this.marker);
-    return work(this.marker);
-  }
-}
-
 class FakeFiles extends ModuleFiles {
   readonly removed: [readonly string[], readonly string[]][] = [];
 
   constructor() {
-    super(new StorageService(new LocalFileStore('/nonexistent')), new FakeModules([]), config);
+    super(new StorageService(new LocalFileStore('/nonexistent')), new FakeModules([]), DEFAULT_CONFIG);
   }
 
   override removeDeleted(ids: readonly string[], keys: readonly string[]): Promise<void> {
@@ -74,55 +54,23 @@ class FakeFiles extends ModuleFiles {
   }
 }
 
-class SilentAudit extends AuditService {
-  constructor() {
-    super(new AuditRepository(dataSource), config);
-  }
-
-  override record(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-
-/** Records the change events written, with the transaction they were written in. */
-class FakeChangeEvents extends ChangeEventsService {
-  readonly recorded: { transaction: Transaction; events: readonly NewChangeEvent[] }[] = [];
-
-  constructor() {
-    super(
-      new ChangeEventsRepository(dataSource),
-      new ChangeEventNotifications(dataSource),
-      new Draining(),
-      new Metrics(config, dataSource),
-      config,
-      new Transactions(dataSource, config),
-    );
-  }
-
-  override record(transaction: Transaction, events: readonly NewChangeEvent[]): Promise<void> {
-    this.recorded.push({ transaction, events });
-    return Promise.resolve();
-  }
-}
-
-const CONTEXT = { actorId: 1, requestId: 'test', clientIp: '127.0.0.1' };
-
 function service(existing: string[]) {
   const modules = new FakeModules(existing);
   const events = new FakeChangeEvents();
   const tx = new FakeTransactions();
+  const audit = new FakeAudit();
   const storage = new FakeFiles();
   const subject = new CourseModulesService(
     modules,
-    {} as ModuleRolesRepository,
-    {} as UsersService,
+    new ModuleRolesRepository(new Repository(UserModuleRole, NO_DATABASE.manager), DEFAULT_CONFIG),
+    unconnectedUsersService(),
     tx,
     storage,
     new ModuleTotals(),
-    new SilentAudit(),
+    audit,
     events,
   );
-  return { subject, modules, tx, storage, events };
+  return { subject, modules, tx, storage, events, audit };
 }
 
 describe(CourseModulesService.name, () => {
@@ -131,7 +79,7 @@ describe(CourseModulesService.name, () => {
     const { subject, modules, tx, storage, events } = service(existing);
     const requested = existing.map(Number).concat([5000, 1]);
     const result = await subject.bulkRemove(requested, CONTEXT);
-    expect(tx.opened).toHaveLength(1);
+    expect(tx.opened).toBe(1);
     expect(modules.deletes).toHaveLength(1);
     expect(modules.deletes[0].transaction).toBe(tx.marker);
     expect(modules.deletes[0].ids).toEqual([...existing, '5000']);
@@ -169,7 +117,7 @@ describe(CourseModulesService.name, () => {
     const { subject, modules, tx } = service(['1']);
     const result = await subject.bulkRemove([0, -3], CONTEXT);
     expect(modules.deletes).toHaveLength(0);
-    expect(tx.opened).toHaveLength(0);
+    expect(tx.opened).toBe(0);
     expect(result).toEqual({
       deleted: 0,
       failed: [

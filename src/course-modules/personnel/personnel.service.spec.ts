@@ -1,32 +1,35 @@
-import { DataSource } from 'typeorm';
+import { DataSource, Repository } from 'typeorm';
 import { type RequestContext } from '../../audit/audit-actions.js';
-import { type AuditService } from '../../audit/audit.service.js';
 import { type AuthUser } from '../../core/decorators.js';
 import { PERMISSION_DENIED_MESSAGE } from '../../core/errors.js';
-import { type Transaction, type Transactions } from '../../database/transactions.js';
-import { type NewChangeEvent } from '../../events/change-event-types.js';
-import { type ChangeEventsService } from '../../events/change-events.service.js';
-import { type UsersRepository } from '../../users/users.repository.js';
+import { type Transaction } from '../../database/transactions.js';
+import {
+  DEFAULT_CONFIG,
+  FakeAudit,
+  FakeChangeEvents,
+  FakeTransactions,
+  NO_DATABASE,
+} from '../../testing/fakes.js';
+import { User } from '../../users/user.entity.js';
+import { UsersRepository } from '../../users/users.repository.js';
 import { type UserListParams } from '../modules/list-params.js';
 import { ROLE_NOT_HELD_MESSAGE } from '../modules/module.errors.js';
 import { ModuleRole } from '../membership/module-role.js';
 import { type HeldMembership, MembershipStatus } from '../membership/membership-status.js';
+import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
+import { UserModuleRole } from '../membership/user-module-role.entity.js';
+import { type AuditOf, PersonnelService } from './personnel.service.js';
+
+type Roles = ModuleRolesRepository;
 
 /** An active membership with no dates (the default). */
 const OPEN = { status: MembershipStatus.Active, startsAt: null, endsAt: null };
-import { type ModuleRolesRepository } from '../membership/module-roles.repository.js';
-import { type AuditOf, PersonnelService } from './personnel.service.js';
-
-type Roles = Pick<
-  ModuleRolesRepository,
-  'callerRole' | 'personnelPage' | 'eligiblePage' | 'lockHeld' | 'writeMemberships' | 'remove'
->;
 
 /** The transaction the fake opens: a real, unconnected EntityManager, only ever compared by identity. */
 const TRANSACTION: Transaction = new DataSource({ type: 'postgres' }).manager;
 
 /** Modules and their role rows in memory, with what the service asked for. */
-class FakeRoles implements Roles {
+class FakeRoles extends ModuleRolesRepository {
   /** module id → user id → role */
   readonly modules = new Map<string, Map<string, ModuleRole>>();
   readonly pages: { kind: 'personnel' | 'eligible'; filter: unknown }[] = [];
@@ -35,6 +38,7 @@ class FakeRoles implements Roles {
   beforeAssign: (() => void) | undefined;
 
   constructor(modules: Record<string, Record<string, ModuleRole>>) {
+    super(new Repository(UserModuleRole, NO_DATABASE.manager), DEFAULT_CONFIG);
     for (const [id, members] of Object.entries(modules))
       this.modules.set(id, new Map(Object.entries(members)));
   }
@@ -45,22 +49,26 @@ class FakeRoles implements Roles {
     return members;
   }
 
-  callerRole(moduleId: string, callerId: number): Promise<ModuleRole | null | undefined> {
+  override callerRole(moduleId: string, callerId: number): Promise<ModuleRole | null | undefined> {
     const members = this.modules.get(moduleId);
     return Promise.resolve(members === undefined ? undefined : (members.get(String(callerId)) ?? null));
   }
 
-  personnelPage(filter: Parameters<Roles['personnelPage']>[0]): ReturnType<Roles['personnelPage']> {
+  override personnelPage(filter: Parameters<Roles['personnelPage']>[0]): ReturnType<Roles['personnelPage']> {
     this.pages.push({ kind: 'personnel', filter });
     return Promise.resolve({ items: [], total: 0 });
   }
 
-  eligiblePage(filter: Parameters<Roles['eligiblePage']>[0]): ReturnType<Roles['eligiblePage']> {
+  override eligiblePage(filter: Parameters<Roles['eligiblePage']>[0]): ReturnType<Roles['eligiblePage']> {
     this.pages.push({ kind: 'eligible', filter });
     return Promise.resolve({ items: [], total: 0 });
   }
 
-  lockHeld(moduleId: string, userIds: readonly string[], manager: Transaction): Promise<HeldMembership[]> {
+  override lockHeld(
+    moduleId: string,
+    userIds: readonly string[],
+    manager: Transaction,
+  ): Promise<HeldMembership[]> {
     expect(manager).toBe(TRANSACTION);
     const members = this.module(moduleId);
     return Promise.resolve(
@@ -68,7 +76,7 @@ class FakeRoles implements Roles {
     );
   }
 
-  writeMemberships(
+  override writeMemberships(
     ...[moduleId, writes, manager, keepLecturers]: Parameters<Roles['writeMemberships']>
   ): Promise<string[]> {
     expect(manager).toBe(TRANSACTION);
@@ -91,7 +99,7 @@ class FakeRoles implements Roles {
     return Promise.resolve(written);
   }
 
-  remove(
+  override remove(
     moduleId: string,
     userIds: readonly string[],
     role: ModuleRole,
@@ -105,54 +113,17 @@ class FakeRoles implements Roles {
   }
 }
 
-class FakeUsers implements Pick<UsersRepository, 'lockExisting'> {
+class FakeUsers extends UsersRepository {
   readonly asked: (readonly string[])[] = [];
-  constructor(private readonly existing: readonly string[]) {}
 
-  lockExisting(ids: readonly string[], manager: Transaction): Promise<Set<string>> {
+  constructor(private readonly existing: readonly string[]) {
+    super(new Repository(User, NO_DATABASE.manager), DEFAULT_CONFIG);
+  }
+
+  override lockExisting(ids: readonly string[], manager: Transaction): Promise<Set<string>> {
     expect(manager).toBe(TRANSACTION);
     this.asked.push(ids);
     return Promise.resolve(new Set(ids.filter((id) => this.existing.includes(id))));
-  }
-}
-
-/** Runs the work in the one transaction, counting how many were opened and how many ended in an error. */
-class FakeTransactions implements Pick<Transactions, 'run'> {
-  opened = 0;
-  failed = 0;
-
-  async run<T>(work: (transaction: Transaction) => Promise<T>): Promise<T> {
-    this.opened++;
-    try {
-      return await work(TRANSACTION);
-    } catch (error) {
-      this.failed++;
-      throw error;
-    }
-  }
-}
-
-class FakeAudit implements Pick<AuditService, 'record'> {
-  readonly entries: Parameters<AuditService['record']>[2][] = [];
-
-  record(
-    manager: Transaction | undefined,
-    _context: RequestContext,
-    entry: Parameters<AuditService['record']>[2],
-  ) {
-    expect(manager).toBe(TRANSACTION);
-    this.entries.push(entry);
-    return Promise.resolve();
-  }
-}
-
-class FakeChangeEvents implements Pick<ChangeEventsService, 'record'> {
-  readonly events: NewChangeEvent[] = [];
-
-  record(transaction: Transaction, events: readonly NewChangeEvent[]): Promise<void> {
-    expect(transaction).toBe(TRANSACTION);
-    this.events.push(...events);
-    return Promise.resolve();
   }
 }
 
@@ -180,7 +151,7 @@ function setup() {
     },
   });
   const users = new FakeUsers(['1', '2', '3', '4', '5', '6', '7', '8', '9']);
-  const transactions = new FakeTransactions();
+  const transactions = new FakeTransactions(TRANSACTION);
   const audit = new FakeAudit();
   const changeEvents = new FakeChangeEvents();
   const service = new PersonnelService(roles, users, transactions, audit, changeEvents);
@@ -243,7 +214,9 @@ describe(PersonnelService.name, () => {
         ModuleRole.Tutor,
       ]);
       expect(transactions).toMatchObject({ opened: 1, failed: 0 });
-      expect(audit.entries).toEqual([
+      expect(audit.entries.map(({ transaction }) => transaction)).toEqual([TRANSACTION]);
+      expect(changeEvents.recorded.map(({ transaction }) => transaction)).toEqual([TRANSACTION]);
+      expect(audit.recorded).toEqual([
         {
           action: 'personnel.assign',
           targetType: 'module',
@@ -251,7 +224,7 @@ describe(PersonnelService.name, () => {
           summary: { role: ModuleRole.Tutor, user_ids: [8, 5, 4] },
         },
       ]);
-      expect(changeEvents.events).toEqual([
+      expect(changeEvents.allEvents).toEqual([
         {
           type: 'module.members_changed',
           data: {
@@ -267,8 +240,8 @@ describe(PersonnelService.name, () => {
     it('records no members change when everyone held the role already', async () => {
       const { service, audit, changeEvents } = setup();
       await expect(service.assign('10', ADMIN, [4], ModuleRole.Tutor, ASSIGN)).resolves.toBe(1);
-      expect(audit.entries).toHaveLength(1);
-      expect(changeEvents.events).toEqual([]);
+      expect(audit.recorded).toHaveLength(1);
+      expect(changeEvents.allEvents).toEqual([]);
     });
 
     it('answers 404 for an unknown module before the caller rights and the users', async () => {
@@ -318,7 +291,7 @@ describe(PersonnelService.name, () => {
       );
       expect(users.asked).toEqual([['8', '404', '403'], ['8']]);
       expect(roles.assigned).toEqual([]);
-      expect(audit.entries).toEqual([]);
+      expect(audit.recorded).toEqual([]);
     });
 
     it("refuses a Lecturer changing a Lecturer's role, their own included, and changes nothing", async () => {
@@ -334,7 +307,7 @@ describe(PersonnelService.name, () => {
         ModuleRole.Lecturer,
         undefined,
       ]);
-      expect(audit.entries).toEqual([]);
+      expect(audit.recorded).toEqual([]);
       // An admin may.
       await expect(service.assign('10', ADMIN, [7], ModuleRole.Tutor, ASSIGN)).resolves.toBe(1);
       expect(members.get('7')).toBe(ModuleRole.Tutor);
@@ -348,7 +321,7 @@ describe(PersonnelService.name, () => {
       });
       expect(roles.assigned).toEqual([{ ids: ['8'], role: ModuleRole.Tutor, keepLecturers: true }]);
       expect(members.get('8')).toBe(ModuleRole.Lecturer);
-      expect(audit.entries).toEqual([]);
+      expect(audit.recorded).toEqual([]);
       // An admin's write needs no such care.
       roles.beforeAssign = undefined;
       await service.assign('10', ADMIN, [9], ModuleRole.Tutor, ASSIGN);
@@ -361,7 +334,7 @@ describe(PersonnelService.name, () => {
       const { service, members, audit, changeEvents } = setup();
       await expect(service.remove('10', LECTURER, [4, 4], ModuleRole.Tutor, REMOVE)).resolves.toBe(1);
       expect(members.has('4')).toBe(false);
-      expect(audit.entries).toEqual([
+      expect(audit.recorded).toEqual([
         {
           action: 'personnel.remove',
           targetType: 'module',
@@ -369,7 +342,7 @@ describe(PersonnelService.name, () => {
           summary: { role: ModuleRole.Tutor, user_ids: [4] },
         },
       ]);
-      expect(changeEvents.events).toEqual([
+      expect(changeEvents.allEvents).toEqual([
         {
           type: 'module.members_changed',
           data: { module_id: 10, added: [], removed: [{ user_id: 4, role: ModuleRole.Tutor }], changed: [] },
@@ -384,8 +357,8 @@ describe(PersonnelService.name, () => {
         message: ROLE_NOT_HELD_MESSAGE,
       });
       expect(transactions).toMatchObject({ opened: 1, failed: 1 });
-      expect(audit.entries).toEqual([]);
-      expect(changeEvents.events).toEqual([]);
+      expect(audit.recorded).toEqual([]);
+      expect(changeEvents.allEvents).toEqual([]);
     });
 
     it('refuses a Lecturer removing a Lecturer, and a Tutor removing anyone', async () => {

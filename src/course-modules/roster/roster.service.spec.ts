@@ -1,18 +1,16 @@
-import { DataSource, Repository } from 'typeorm';
-import { type AuditEntry } from '../../audit/audit-actions.js';
-import { AuditRepository } from '../../audit/audit.repository.js';
-import { AuditService } from '../../audit/audit.service.js';
-import { loadConfig } from '../../config/app-config.js';
-import { Draining } from '../../core/draining.js';
+import { Repository } from 'typeorm';
 import { PermissionDenied } from '../../core/errors.js';
 import { type CsvRow } from '../../csv/csv-reader.js';
 import { ImportHasErrors } from '../../csv/csv.errors.js';
-import { type Transaction, Transactions } from '../../database/transactions.js';
-import { type NewChangeEvent } from '../../events/change-event-types.js';
-import { ChangeEventNotifications } from '../../events/change-event-notifications.js';
-import { ChangeEventsRepository } from '../../events/change-events.repository.js';
-import { ChangeEventsService } from '../../events/change-events.service.js';
-import { Metrics } from '../../observability/metrics.js';
+import { type Transaction } from '../../database/transactions.js';
+import {
+  CONTEXT,
+  DEFAULT_CONFIG,
+  FakeAudit,
+  FakeChangeEvents,
+  FakeTransactions,
+  NO_DATABASE,
+} from '../../testing/fakes.js';
 import { User } from '../../users/user.entity.js';
 import { UsersRepository } from '../../users/users.repository.js';
 import { ModuleNotFound } from '../modules/module.errors.js';
@@ -23,14 +21,7 @@ import { type Member, type RosterColumn, type RosterOptionalColumn } from './ros
 import { type RosterImportOptions, RosterService } from './roster.service.js';
 import { UserModuleRole } from '../membership/user-module-role.entity.js';
 
-/*
- * One fake style, as in course-modules.service.spec.ts: each collaborator is a subclass of the real class that
- * overrides the methods the service calls and records what it was asked; the data source is never initialized,
- * so a call that was not faked fails instead of reaching a database.
- */
-const dataSource = new DataSource({ type: 'postgres' });
-const config = loadConfig({});
-const CONTEXT = { actorId: 1, requestId: 'req-1', clientIp: '127.0.0.1' };
+// The unit tier's one fake style: src/testing/fakes.ts.
 const MODULE = '42';
 const ADMIN = { id: 1, admin: true };
 const LECTURER = { id: 9, admin: false };
@@ -41,7 +32,7 @@ class FakeRoles extends ModuleRolesRepository {
   lecturersAfterWrite = 0;
 
   constructor(public members: Member[]) {
-    super(new Repository(UserModuleRole, dataSource.manager), config);
+    super(new Repository(UserModuleRole, NO_DATABASE.manager), DEFAULT_CONFIG);
   }
 
   override callerRole(moduleId: string, callerId: number): Promise<ModuleRole | null | undefined> {
@@ -77,7 +68,7 @@ class FakeRoles extends ModuleRolesRepository {
 /** Users by lower-cased username and email. */
 class FakeUsers extends UsersRepository {
   constructor(private readonly known: { id: number; username: string }[]) {
-    super(new Repository(User, dataSource.manager), config);
+    super(new Repository(User, NO_DATABASE.manager), DEFAULT_CONFIG);
   }
 
   override lockByNames(values: readonly string[]): Promise<Map<string, { id: number; username: string }>> {
@@ -87,54 +78,6 @@ class FakeUsers extends UsersRepository {
         if (values.includes(key)) found.set(key, user);
     }
     return Promise.resolve(found);
-  }
-}
-
-/** Runs the work with a marker transaction and counts the transactions opened. */
-class FakeTransactions extends Transactions {
-  readonly marker: Transaction = new DataSource({ type: 'postgres' }).manager;
-  opened = 0;
-
-  constructor() {
-    super(dataSource, config);
-  }
-
-  override runLong<T>(work: (transaction: Transaction) => Promise<T>): Promise<T> {
-    this.opened++;
-    return work(this.marker);
-  }
-}
-
-class FakeAudit extends AuditService {
-  readonly entries: { transaction: Transaction | undefined; entry: AuditEntry }[] = [];
-
-  constructor() {
-    super(new AuditRepository(dataSource), config);
-  }
-
-  override record(transaction: Transaction | undefined, _context: unknown, entry: AuditEntry): Promise<void> {
-    this.entries.push({ transaction, entry });
-    return Promise.resolve();
-  }
-}
-
-class FakeChangeEvents extends ChangeEventsService {
-  readonly recorded: { transaction: Transaction; events: readonly NewChangeEvent[] }[] = [];
-
-  constructor() {
-    super(
-      new ChangeEventsRepository(dataSource),
-      new ChangeEventNotifications(dataSource),
-      new Draining(),
-      new Metrics(config, dataSource),
-      config,
-      new Transactions(dataSource, config),
-    );
-  }
-
-  override record(transaction: Transaction, events: readonly NewChangeEvent[]): Promise<void> {
-    this.recorded.push({ transaction, events });
-    return Promise.resolve();
   }
 }
 
@@ -211,9 +154,11 @@ describe('RosterService', () => {
         keepLecturers: false,
       },
     ]);
+    expect(transactions).toMatchObject({ opened: 1, long: 1, failed: 0 });
     expect(audit.entries).toEqual([
       {
         transaction: transactions.marker,
+        context: CONTEXT,
         entry: {
           action: 'roster.import',
           targetType: 'module',
