@@ -43,21 +43,32 @@ describe('the dispatcher passing over unwanted events, several at once', () => {
       `INSERT INTO webhooks (url, types, secret) VALUES ('https://receiver.example/hook', '{user.created}', 'whsec_x')`,
     );
     let overlapped = 0;
+    let held = 0;
     for (let round = 0; round < 20; round++) {
       await dataSource.query(
         `INSERT INTO change_events (type, data) SELECT 'module.updated', '{}'::jsonb FROM generate_series(1, 50)`,
       );
       const passes = await Promise.all([1, 2, 3, 4].map(() => webhooks.skipUnwantedEvents(1000)));
-      expect(passes.every((pass) => !pass.wanted && !pass.pending)).toBe(true);
-      expect(passes.reduce((sum, pass) => sum + pass.skipped, 0)).toBe(50);
       if (passes.some((pass) => pass.busy)) overlapped += 1;
+      // A transaction of another database that ends between a pass's snapshot and its read of the server's
+      // backends cannot be placed, so it holds that pass's horizon (docs/events.md, "What holds the feed
+      // back"): the pass says `pending`, and the dispatcher comes back as it does here. The test server's other
+      // databases are busy with the other Jest workers' tests, so this happens.
+      for (let last = passes; last.some((pass) => pass.pending);) {
+        last = [await webhooks.skipUnwantedEvents(1000)];
+        passes.push(...last);
+        held += 1;
+      }
+      expect(passes.every((pass) => !pass.wanted)).toBe(true);
+      expect(passes.reduce((sum, pass) => sum + pass.skipped, 0)).toBe(50);
       const now = await position();
       expect(now.at).toBe(now.newest);
     }
     // The passes ran into each other at least once (the check above is then about concurrent ones).
     expect(overlapped).toBeGreaterThan(0);
     console.log(
-      `dispatcher passes: 20 rounds of 4 at once, ${overlapped} with a pass that found the position moved`,
+      `dispatcher passes: 20 rounds of 4 at once, ${overlapped} with a pass that found the position moved, ` +
+        `${held} further pass(es) after a horizon held by another database's ending transaction`,
     );
   });
 
