@@ -153,7 +153,8 @@ module.exports = {
     ),
     {
       name: 'only-unit-specs-use-testing',
-      comment: 'src/testing/ holds the unit specs\' shared fakes; the build leaves it out, so no other code may import it.',
+      comment:
+        "src/testing/ holds the unit specs' shared fakes; the build leaves it out, so no other code may import it.",
       severity: 'error',
       from: { path: '^src/', pathNot: ['\\.spec\\.ts$', '^src/testing/'] },
       to: { path: '^src/testing/' },

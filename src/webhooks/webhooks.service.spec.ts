@@ -1,12 +1,6 @@
 import { DataSource } from 'typeorm';
 import { type Transaction } from '../database/transactions.js';
-import {
-  CONTEXT,
-  DEFAULT_CONFIG,
-  FakeAudit,
-  FakeTransactions,
-  NO_DATABASE,
-} from '../testing/fakes.js';
+import { CONTEXT, DEFAULT_CONFIG, FakeAudit, FakeTransactions, NO_DATABASE } from '../testing/fakes.js';
 import { DeliveryQueue, type DeliveryJob } from './delivery-queue.js';
 import { TEST_EVENT_TYPE } from './webhook-types.js';
 import { HostResolver, type CheckedUrl, WebhookUrlRules } from './webhook-url.js';

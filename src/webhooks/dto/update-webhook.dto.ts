@@ -1,6 +1,11 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, ValidateIf } from 'class-validator';
-import { ENABLED_MESSAGE, IsWebhookDescription, IsWebhookTypes, IsWebhookUrl } from '../webhook-body-rules.js';
+import {
+  ENABLED_MESSAGE,
+  IsWebhookDescription,
+  IsWebhookTypes,
+  IsWebhookUrl,
+} from '../webhook-body-rules.js';
 import { descriptionProperty, typesProperty, urlProperty } from './create-webhook.dto.js';
 
 /** Any of the four fields; an omitted field is left as it is. Only `description` may be null. */
