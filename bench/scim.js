@@ -5,75 +5,17 @@
 // (`GET /Users?filter=userName eq "…"`), a PATCH that changes a user, and Entra's re-send of unchanged values —
 // each at full speed and at 250 requests per second (10× the 25 per second Entra's gallery checklist asks of an
 // application per tenant). Without DATABASE_URL it starts an embedded PostgreSQL in a temporary directory.
-import { fork } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import process from 'node:process';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { createScratchDatabase } from '../dist/src/database/scratch-database.js';
+import { database, startService } from './harness.js';
 
 const USERS = 50_000;
 const SECONDS = Number(process.env.SCIM_BENCH_SECONDS ?? 10);
-const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const cleanups = [];
 const out = (line) => process.stdout.write(`${line}\n`);
-
-async function database() {
-  if (process.env.DATABASE_URL) {
-    const scratch = await createScratchDatabase(process.env.DATABASE_URL, 'mas_scim_bench');
-    cleanups.push(scratch.drop);
-    return scratch.url;
-  }
-  const { startEmbeddedPostgres, releaseShutdownSignals } =
-    await import('../dist/src/database/embedded-postgres.js');
-  releaseShutdownSignals();
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'mas-scim-bench-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const embedded = await startEmbeddedPostgres(dir, {
-    log: () => undefined,
-    error: (message) => process.stderr.write(`${message}\n`),
-  });
-  cleanups.push(() => embedded.stop());
-  return embedded.url;
-}
-
-const ADMIN_PASSWORD = randomBytes(12).toString('hex');
-
-async function startService(databaseUrl) {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mas-scim-bench-data-'));
-  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  const child = fork(path.join(BENCH_DIR, 'service.js'), [], {
-    env: {
-      ...process.env,
-      MALLOC_ARENA_MAX: '2',
-      MALLOC_MMAP_THRESHOLD_: '131072',
-      NODE_ENV: 'production',
-      DATABASE_URL: databaseUrl,
-      DATA_DIR: dataDir,
-      JWT_SECRET: randomBytes(32).toString('hex'),
-      LOG_LEVEL: 'warn',
-      ADMIN_PASSWORD,
-      SWAGGER_ENABLED: 'false',
-      SCIM_ENABLED: 'true',
-    },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  cleanups.unshift(async () => {
-    if (child.connected) child.send('stop');
-    await exited;
-  });
-  const { url } = await new Promise((resolve, reject) => {
-    child.once('message', resolve);
-    void exited.then((code) => reject(new Error(`the service exited (${code}) before listening`)));
-  });
-  return url;
-}
 
 function quantiles(times) {
   const sorted = [...times].sort((a, b) => a - b);
@@ -82,11 +24,11 @@ function quantiles(times) {
 }
 
 async function main() {
-  const databaseUrl = await database();
-  const url = await startService(databaseUrl);
+  const databaseUrl = await database(cleanups, 'mas_scim_bench');
+  const { url, token: adminToken } = await startService(databaseUrl, cleanups, { SCIM_ENABLED: 'true' });
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
-  cleanups.unshift(() => client.end());
+  cleanups.push(() => client.end());
   const started = performance.now();
   await client.query(
     `INSERT INTO users (username, email, password_hash, admin, given_name, family_name, display_name, external_id)
@@ -157,12 +99,6 @@ async function main() {
     headers,
     requests: [{ method: 'GET', path: lookup(7) }],
   });
-  const login = await globalThis.fetch(`${url}/api/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }),
-  });
-  const adminToken = (await login.json()).data.token;
   const singles = [
     {
       title: 'GET /Users?filter=userName eq',
@@ -233,7 +169,7 @@ async function main() {
 try {
   await main();
 } finally {
-  for (const cleanup of cleanups)
+  for (const cleanup of cleanups.reverse())
     await cleanup().catch((error) => process.stderr.write(`${String(error)}\n`));
 }
 process.exit(0);

@@ -61,13 +61,6 @@ export function signedRequest(secret: string, event: OutgoingEvent, now: Date) {
   return { body, headers };
 }
 
-/**
- * One POST to a checked URL. The connection goes to the address that was checked, whatever the host name
- * resolves to by now (no second DNS lookup that a rebinding server could answer differently); TLS still
- * verifies the certificate against the host name. Redirects are not followed. At most READ_LIMIT bytes of the
- * answer are read, then the socket is destroyed. `deadline` ends the attempt (its reason says why: the
- * attempt's own time bound, or shutdown); it covers the whole attempt, answer included.
- */
 /** Keep-alive sockets per receiver address: how long an idle one is kept, and how many per address. */
 const IDLE_SOCKET_MS = 5000;
 const SOCKETS_PER_ADDRESS = 8;
@@ -99,6 +92,14 @@ function agentFor(target: CheckedUrl): http.Agent {
   return agent;
 }
 
+/**
+ * One POST to a checked URL. The connection goes to the address that was checked, whatever the host name
+ * resolves to by now (no second DNS lookup that a rebinding server could answer differently); TLS still
+ * verifies the certificate against the host name. Redirects are not followed. At most READ_LIMIT bytes of the
+ * answer are read; an answer read to its end leaves its socket to the address's keep-alive agent, any other
+ * (cut at READ_LIMIT, the deadline, an error) destroys it. `deadline` ends the attempt (its reason says why: the
+ * attempt's own time bound, or shutdown); it covers the whole attempt, answer included.
+ */
 export function post(
   target: CheckedUrl,
   request: { body: string; headers: Record<string, string> },
