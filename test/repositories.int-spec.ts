@@ -23,13 +23,16 @@ async function statementsOf<T>(manager: EntityManager, work: () => Promise<T>): 
   }
 }
 
-/** The statements `work` sends as prepared statements straight to the data source's `pg` pool. */
-async function poolStatementsOf<T>(dataSource: DataSource, work: () => Promise<T>): Promise<[T, string[]]> {
-  const pool: { query: (config: { text: string }) => unknown } = poolOf(dataSource);
-  const statements: string[] = [];
+/** The statements `work` sends straight to the data source's `pg` pool, with their names (unnamed: undefined). */
+async function poolStatementsOf<T>(
+  dataSource: DataSource,
+  work: () => Promise<T>,
+): Promise<[T, { text: string; name?: string }[]]> {
+  const pool: { query: (config: { text: string; name?: string }) => unknown } = poolOf(dataSource);
+  const statements: { text: string; name?: string }[] = [];
   const original = pool.query.bind(pool);
-  pool.query = (config: { text: string }) => {
-    statements.push(config.text.replace(/\s+/g, ' ').trim());
+  pool.query = (config: { text: string; name?: string }) => {
+    statements.push({ text: config.text.replace(/\s+/g, ' ').trim(), name: config.name });
     return original(config);
   };
   try {
@@ -109,12 +112,28 @@ describe('repositories against PostgreSQL', () => {
         modules.page({ sort: [], paging: toPaging(1, 2) }),
       );
       expect(statements).toHaveLength(1);
+      expect(statements[0].name).toEqual(expect.any(String));
       expect((JSON.parse(`[${page.modulesJson}]`) as { code: string }[]).map((m) => m.code)).toHaveLength(2);
       expect(page.total).toBe(3);
       expect(await modules.page({ sort: [], paging: toPaging(9, 2) })).toMatchObject({
         modulesJson: '',
         total: 3,
       });
+    });
+
+    it('sends a search unnamed, so PostgreSQL plans it for its own pattern and never on a generic plan', async () => {
+      const modules = get(CourseModulesRepository);
+      await makeModule(dataSource, { code: 'CHEM101', description: 'Organic chemistry' });
+      // More than the five runs after which PostgreSQL may keep a named statement's generic plan.
+      for (const filter of [{ query: 'chemistry' }, { code: 'CHEM' }, { query: 'chemistry', code: 'CH' }]) {
+        for (let run = 0; run < 7; run++) {
+          const [page, statements] = await poolStatementsOf(dataSource, () =>
+            modules.page({ ...filter, sort: [], paging: toPaging(1, 20) }),
+          );
+          expect(page.total).toBe(1);
+          expect(statements.map((statement) => statement.name)).toEqual([undefined]);
+        }
+      }
     });
 
     it('counts a filtered total only when module_stats has moved past the known version', async () => {
