@@ -378,7 +378,7 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', ()
     operations
       .map((operation) => {
         const key = routeKey(operation.method, operation.path);
-        // A route missing from the table fails openapi-routes.e2e-spec.ts; here it must not pass unchecked.
+        // A route missing from the table fails openapi-document.e2e-spec.ts; here it must not pass unchecked.
         if (!(key in ROUTE_ACCESS)) throw new Error(`${key} has no row in test/support/route-access.ts`);
         const row: Row = { ...REQUESTS[key], allowed: ALLOWED[ROUTE_ACCESS[key]] };
         return { operation, key, row };

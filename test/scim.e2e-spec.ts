@@ -1,17 +1,23 @@
+// SCIM 2.0: the routes, and Okta's and Entra ID's calls replayed as they send them.
+// One file for these, not one each: Jest evaluates the whole application once per test file (docs/testing.md).
 import { useTestApp } from './support/app.js';
-import { makeUser, tokenFor } from './support/factories.js';
+import { DEFAULT_PASSWORD, makeUser, tokenFor } from './support/factories.js';
 import { request } from './support/http.js';
-import { makeIntegrationToken } from './support/token-fixtures.js';
+import { TEST_AUDIENCE, TestIdp } from './support/idp.js';
 import {
+  fillPlaceholders,
   LIST_SCHEMA,
   makeScimToken,
   PATCH_SCHEMA,
+  replay,
+  type ReplayStep,
   SCIM,
   SCIM_CONTENT_TYPE,
   scimError,
   USER_SCHEMA,
   useScimClient,
 } from './support/scim.js';
+import { makeIntegrationToken } from './support/token-fixtures.js';
 
 const jane = {
   schemas: [USER_SCHEMA],
@@ -605,5 +611,632 @@ describe('SCIM switched off (SCIM_ENABLED unset)', () => {
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ success: false, data: null, message: 'Route not found' });
     }
+  });
+});
+
+/**
+ * Okta's provisioning, replayed: the calls of Okta's published "SCIM 2.0 Spec Test" (the Runscope suite an
+ * integration must pass before Okta lists it), in its order, then the lifecycle an Okta SCIM 2.0 app with
+ * "Create Users", "Update User Attributes" and "Deactivate Users" enabled drives. Bodies are as Okta sends them
+ * (`application/scim+json`, a PUT with the whole user for profile pushes, a path-less `{"active": false}` PATCH
+ * to deactivate). `{placeholders}` are filled from earlier answers.
+ */
+
+const RANDOM = `okta${Date.now()}`;
+const OKTA_USER = {
+  schemas: [USER_SCHEMA],
+  userName: `${RANDOM}@atko.com`,
+  name: { givenName: 'Test', familyName: 'User' },
+  emails: [{ primary: true, value: `${RANDOM}@atko.com`, type: 'work' }],
+  displayName: 'Test User',
+  locale: 'en-US',
+  externalId: '00ujl29u0le5T6Aj10h7',
+  groups: [],
+  password: '1mz050nq',
+  active: true,
+};
+
+const isNumber = (value: unknown) => expect(typeof value).toBe('number');
+
+/** Okta's SCIM 2.0 Spec Test, in order. */
+const SPEC_TEST: ReplayStep[] = [
+  {
+    name: 'Required Test: Test Users endpoint',
+    method: 'GET',
+    path: '/Users?count=1&startIndex=1',
+    expect: (res, seen) => {
+      expect(res.status).toBe(200);
+      expect(res.body.schemas).toEqual([LIST_SCHEMA]);
+      isNumber(res.body.itemsPerPage);
+      isNumber(res.body.startIndex);
+      isNumber(res.body.totalResults);
+      const [first] = res.body.Resources;
+      // Okta's test reads these of the first user listed: users need names.
+      expect(first.id).toEqual(expect.any(String));
+      expect(first.name.familyName).toEqual(expect.any(String));
+      expect(first.name.givenName).toEqual(expect.any(String));
+      expect(first.userName).toEqual(expect.any(String));
+      expect(typeof first.active).toBe('boolean');
+      expect(first.emails[0].value).toEqual(expect.any(String));
+      seen.ISVUserid = first.id;
+    },
+  },
+  {
+    name: 'Required Test: Get Users/{{id}}',
+    method: 'GET',
+    path: '/Users/{ISVUserid}',
+    expect: (res, seen) => {
+      expect(res.status).toBe(200);
+      expect(res.body.id).toBe(seen.ISVUserid);
+      expect(res.body.name.familyName).toEqual(expect.any(String));
+      expect(res.body.emails[0].value).toEqual(expect.any(String));
+    },
+  },
+  {
+    name: 'Required Test: Test invalid User by username',
+    method: 'GET',
+    path: '/Users?filter=userName%20eq%20%22invalidUser%40atko.com%22',
+    expect: (res) => {
+      expect(res.status).toBe(200);
+      expect(res.body.totalResults).toBe(0);
+      expect(res.body.Resources).toEqual([]);
+    },
+  },
+  {
+    name: 'Required Test: Test invalid User by ID',
+    method: 'GET',
+    path: '/Users/010101001010101011',
+    expect: (res) => {
+      expect(res.status).toBe(404);
+      expect(res.body.schemas).toEqual(['urn:ietf:params:scim:api:messages:2.0:Error']);
+      expect(res.body.detail).toEqual(expect.any(String));
+    },
+  },
+  {
+    name: "Required Test: Make sure random user doesn't exist",
+    method: 'GET',
+    path: `/Users?filter=userName%20eq%20%22${RANDOM}%40atko.com%22`,
+    expect: (res) => {
+      expect(res.status).toBe(200);
+      expect(res.body.totalResults).toBe(0);
+    },
+  },
+  {
+    name: 'Required Test: Create Okta user with realistic values',
+    method: 'POST',
+    path: '/Users',
+    body: OKTA_USER,
+    expect: (res, seen) => {
+      expect(res.status).toBe(201);
+      expect(res.body.userName).toBe(OKTA_USER.userName);
+      expect(res.body.active).toBe(true);
+      expect(res.body.name).toMatchObject(OKTA_USER.name);
+      expect(res.body.emails[0].value).toBe(OKTA_USER.emails[0].value);
+      seen.idUserOne = res.body.id;
+    },
+  },
+  {
+    name: 'Required Test: Verify that user was created',
+    method: 'GET',
+    path: '/Users/{idUserOne}',
+    expect: (res) => {
+      expect(res.status).toBe(200);
+      expect(res.body.userName).toBe(OKTA_USER.userName);
+      expect(res.body.name).toMatchObject(OKTA_USER.name);
+    },
+  },
+  {
+    name: 'Required Test: Expect failure when recreating user with same values',
+    method: 'POST',
+    path: '/Users',
+    body: OKTA_USER,
+    expect: (res) => {
+      expect(res.status).toBe(409);
+      expect(res.body.scimType).toBe('uniqueness');
+    },
+  },
+  {
+    name: 'Required Test: Username Case Sensitivity Check',
+    method: 'GET',
+    path: `/Users?filter=userName%20eq%20%22${RANDOM.toUpperCase()}%40ATKO.COM%22`,
+    expect: (res, seen) => {
+      expect(res.status).toBe(200);
+      expect(res.body.totalResults).toBe(1);
+      expect(res.body.Resources[0].id).toBe(seen.idUserOne);
+    },
+  },
+  {
+    name: 'Optional Test: Verify Groups endpoint',
+    method: 'GET',
+    path: '/Groups',
+    expect: (res) => {
+      expect(res.status).toBe(200);
+      expect(res.body.schemas).toEqual([LIST_SCHEMA]);
+      isNumber(res.body.totalResults);
+    },
+  },
+  {
+    name: 'Required Test: Delete the test user (cleanup)',
+    method: 'DELETE',
+    path: '/Users/{idUserOne}',
+    expect: (res) => expect(res.status).toBe(204),
+  },
+];
+
+const PERSON = {
+  schemas: [USER_SCHEMA],
+  userName: 'jane.doe@uni.edu',
+  name: { givenName: 'Jane', familyName: 'Doe' },
+  emails: [{ primary: true, value: 'jane.doe@uni.edu', type: 'work' }],
+  displayName: 'Jane Doe',
+  locale: 'en-US',
+  externalId: '00u1abcdEFGHijkl2p3q',
+  groups: [],
+  password: 'kJ8lX2nq',
+  active: true,
+};
+
+/** The lifecycle of one person through an Okta SCIM 2.0 app: create, update, deactivate, reactivate. */
+const LIFECYCLE: ReplayStep[] = [
+  {
+    name: 'Okta looks the person up before creating them',
+    method: 'GET',
+    path: '/Users?filter=userName%20eq%20%22jane.doe%40uni.edu%22&startIndex=1&count=100',
+    expect: (res) => expect(res.body).toMatchObject({ totalResults: 0, Resources: [] }),
+  },
+  {
+    name: 'Create Users',
+    method: 'POST',
+    path: '/Users',
+    body: PERSON,
+    expect: (res, seen) => {
+      expect(res.status).toBe(201);
+      seen.id = res.body.id;
+    },
+  },
+  {
+    name: 'Update User Attributes (Okta pushes the whole profile with PUT)',
+    method: 'PUT',
+    path: '/Users/{id}',
+    body: {
+      ...PERSON,
+      id: '{id}',
+      name: { givenName: 'Jane', familyName: 'Doe-Smith' },
+      displayName: 'Jane Doe-Smith',
+    },
+    expect: (res) => {
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        name: { familyName: 'Doe-Smith' },
+        displayName: 'Jane Doe-Smith',
+        active: true,
+      });
+    },
+  },
+  {
+    name: 'Deactivate Users (path-less replace of active)',
+    method: 'PATCH',
+    path: '/Users/{id}',
+    body: { schemas: [PATCH_SCHEMA], Operations: [{ op: 'replace', value: { active: false } }] },
+    expect: (res) => {
+      expect(res.status).toBe(200);
+      expect(res.body.active).toBe(false);
+    },
+  },
+  {
+    name: 'Okta reads the deactivated person back',
+    method: 'GET',
+    path: '/Users/{id}',
+    expect: (res) => expect(res.body).toMatchObject({ active: false, name: { familyName: 'Doe-Smith' } }),
+  },
+  {
+    name: 'Reactivate Users',
+    method: 'PATCH',
+    path: '/Users/{id}',
+    body: { schemas: [PATCH_SCHEMA], Operations: [{ op: 'replace', value: { active: true } }] },
+    expect: (res) => {
+      expect(res.status).toBe(200);
+      expect(res.body.active).toBe(true);
+    },
+  },
+];
+
+describe('Okta provisioning, replayed (docs/provisioning.md)', () => {
+  const { app } = useTestApp({ scimEnabled: true });
+  const { scim } = useScimClient(app);
+
+  it("passes Okta's SCIM 2.0 Spec Test, in order, against a directory with one person in it", async () => {
+    // The test reads the first user listed: a person the directory already holds.
+    const seeded = await scim({
+      method: 'POST',
+      path: '/Users',
+      body: {
+        ...PERSON,
+        userName: 'ada@uni.edu',
+        emails: [{ value: 'ada@uni.edu', primary: true }],
+        externalId: 'ada',
+      },
+    });
+    expect(seeded.status).toBe(201);
+    await replay(scim, SPEC_TEST);
+  });
+
+  it('runs the lifecycle: create, update, deactivate (sign-in refused), reactivate (sign-in works again)', async () => {
+    const seen: Record<string, string> = {};
+    const signedIn = async () => {
+      const user = { id: Number(seen.id), admin: false };
+      return (await request(app.url, 'GET', '/api/auth/me', { token: tokenFor(user) })).status;
+    };
+    await replay(scim, LIFECYCLE.slice(0, 3), seen);
+    expect(await signedIn()).toBe(200);
+    await replay(scim, LIFECYCLE.slice(3, 5), seen);
+    // Deactivated: every token of theirs is refused (at once on this replica).
+    expect(await signedIn()).toBe(401);
+    await replay(scim, LIFECYCLE.slice(5), seen);
+    expect(await signedIn()).toBe(200);
+    const [row] = await app.dataSource.query(
+      `SELECT family_name, display_name, active, external_id FROM users WHERE username = 'jane.doe@uni.edu'`,
+    );
+    expect(row).toEqual({
+      family_name: 'Doe-Smith',
+      display_name: 'Jane Doe-Smith',
+      active: true,
+      external_id: '00u1abcdEFGHijkl2p3q',
+    });
+    const audit = await app.dataSource.query(
+      `SELECT action, summary FROM audit_events WHERE action LIKE 'user.%' ORDER BY id`,
+    );
+    expect(
+      audit.map((event: { action: string; summary: { active?: unknown } }) => [
+        event.action,
+        event.summary.active,
+      ]),
+    ).toEqual([
+      ['user.create', undefined],
+      ['user.update', undefined],
+      ['user.update', { from: true, to: false }],
+      ['user.update', { from: false, to: true }],
+    ]);
+  });
+});
+
+/**
+ * Microsoft Entra ID's provisioning service, replayed: the calls its SCIM client makes (Microsoft's "Develop and
+ * plan provisioning for a SCIM endpoint" request and response examples, and what its provisioning logs show),
+ * once as it sends them with `aadOptscim062020` in the tenant URL (RFC-conforming PATCH: lower-case ops, real
+ * booleans) and once without it (capitalised `Replace`/`Add`, `"False"` as a string, path-less `Add` with dotted
+ * keys). Entra's ids in paths are its own GUIDs until it has learnt ours. `{placeholders}` come from answers.
+ */
+
+const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
+
+/** One Entra run: `flag` is appended to every path as the tenant URL carries it. */
+function entraSequence(flag: boolean): ReplayStep[] {
+  const q = (path: string) => (flag ? `${path}${path.includes('?') ? '&' : '?'}aadOptscim062020` : path);
+  const op = (name: string) => (flag ? name.toLowerCase() : name);
+  const bool = (value: boolean) => (flag ? value : value ? 'True' : 'False');
+  const user = {
+    schemas: [USER_SCHEMA, ENTERPRISE],
+    externalId: '0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef',
+    userName: 'Test_User_ab6490ee-1e48-479e-a20b-2d77186b5dd1@uni.edu',
+    active: true,
+    emails: [
+      { primary: true, type: 'work', value: 'Test_User_fd0ea19b-0777-472c-9f96-4f70d2226f2e@testuser.com' },
+    ],
+    meta: { resourceType: 'User' },
+    name: { formatted: 'givenName familyName', familyName: 'familyName', givenName: 'givenName' },
+    roles: [],
+    [ENTERPRISE]: { department: 'Computer Science', employeeNumber: '701984' },
+  };
+  return [
+    {
+      name: 'Test Connection: a filter on a random GUID must be an empty 200 ListResponse',
+      method: 'GET',
+      path: q('/Users?filter=userName+eq+%22f3b6a2c4-9d1e-4b7a-8c55-2e6f0a9d3b17%22'),
+      expect: (res) => {
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({
+          schemas: [LIST_SCHEMA],
+          totalResults: 0,
+          startIndex: 1,
+          itemsPerPage: 0,
+          Resources: [],
+        });
+      },
+    },
+    {
+      name: 'Get user by a GUID id it has not learnt: 404, not 400',
+      method: 'GET',
+      path: q('/Users/5171a35d82074e068ce2'),
+      expect: (res) => {
+        expect(res.status).toBe(404);
+        expect(res.body.schemas).toEqual(['urn:ietf:params:scim:api:messages:2.0:Error']);
+        expect(res.body.status).toBe('404');
+      },
+    },
+    {
+      name: 'Get user by query (matching on externalId, before creating)',
+      method: 'GET',
+      path: q('/Users?filter=externalId+eq+%220a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef%22'),
+      expect: (res) => expect(res.body.totalResults).toBe(0),
+    },
+    {
+      name: 'Create user',
+      method: 'POST',
+      path: q('/Users'),
+      body: user,
+      expect: (res, seen) => {
+        expect(res.status).toBe(201);
+        expect(res.headers.get('location')).toBe(res.body.meta.location);
+        expect(res.body).toMatchObject({
+          externalId: user.externalId,
+          userName: user.userName,
+          active: true,
+        });
+        seen.id = res.body.id;
+      },
+    },
+    {
+      name: 'Get user by query (userName)',
+      method: 'GET',
+      path: q(`/Users?filter=userName+eq+%22${encodeURIComponent(user.userName)}%22`),
+      expect: (res, seen) => {
+        expect(res.body.totalResults).toBe(1);
+        expect(res.body.Resources[0].id).toBe(seen.id);
+      },
+    },
+    {
+      name: 'Get user by query (the work email)',
+      method: 'GET',
+      path: q(
+        `/Users?filter=emails%5Btype+eq+%22work%22%5D.value+eq+%22${encodeURIComponent(user.emails[0].value.toUpperCase())}%22`,
+      ),
+      expect: (res, seen) => expect(res.body.Resources.map((r: { id: string }) => r.id)).toEqual([seen.id]),
+    },
+    {
+      name: 'Create a duplicate user: 409 uniqueness',
+      method: 'POST',
+      path: q('/Users'),
+      body: user,
+      expect: (res) => {
+        expect(res.status).toBe(409);
+        expect(res.body.scimType).toBe('uniqueness');
+      },
+    },
+    {
+      name: 'Get user',
+      method: 'GET',
+      path: q('/Users/{id}'),
+      expect: (res) =>
+        expect(res.body.name).toEqual({
+          givenName: 'givenName',
+          familyName: 'familyName',
+          formatted: 'givenName familyName',
+        }),
+    },
+    {
+      name: 'Update user [multi-valued properties]',
+      method: 'PATCH',
+      path: q('/Users/{id}'),
+      body: {
+        schemas: [PATCH_SCHEMA],
+        Operations: [
+          { op: op('Replace'), path: 'emails[type eq "work"].value', value: 'updatedEmail@microsoft.com' },
+          { op: op('Replace'), path: 'name.familyName', value: 'updatedFamilyName' },
+        ],
+      },
+      expect: (res) => {
+        expect(res.status).toBe(200);
+        expect(res.body.emails).toEqual([
+          { value: 'updatedemail@microsoft.com', type: 'work', primary: true },
+        ]);
+        expect(res.body.name.familyName).toBe('updatedFamilyName');
+      },
+    },
+    {
+      name: 'Update user [single-valued properties]',
+      method: 'PATCH',
+      path: q('/Users/{id}'),
+      body: {
+        schemas: [PATCH_SCHEMA],
+        Operations: [
+          { op: op('Replace'), path: 'userName', value: '5b50642d-79fc-4410-9e90-4c077cdd1a59@testuser.com' },
+        ],
+      },
+      expect: (res) => expect(res.body.userName).toBe('5b50642d-79fc-4410-9e90-4c077cdd1a59@testuser.com'),
+    },
+    flag
+      ? {
+          name: 'Update user: several attributes in one replace',
+          method: 'PATCH',
+          path: q('/Users/{id}'),
+          body: {
+            schemas: [PATCH_SCHEMA],
+            Operations: [
+              { op: 'replace', path: 'displayName', value: 'Given Updated' },
+              { op: 'replace', path: 'name.givenName', value: 'Given' },
+              { op: 'add', path: `${ENTERPRISE}:department`, value: 'Mathematics' },
+            ],
+          },
+          expect: (res) =>
+            expect(res.body).toMatchObject({ displayName: 'Given Updated', name: { givenName: 'Given' } }),
+        }
+      : {
+          name: 'Update user: path-less Add with dotted keys',
+          method: 'PATCH',
+          path: q('/Users/{id}'),
+          body: {
+            schemas: [PATCH_SCHEMA],
+            Operations: [
+              {
+                op: 'Add',
+                value: {
+                  displayName: 'Given Updated',
+                  'name.givenName': 'Given',
+                  'emails[type eq "work"].value': 'updatedEmail@microsoft.com',
+                  [`${ENTERPRISE}:department`]: 'Mathematics',
+                },
+              },
+            ],
+          },
+          expect: (res) =>
+            expect(res.body).toMatchObject({ displayName: 'Given Updated', name: { givenName: 'Given' } }),
+        },
+    {
+      name: 'The 40-minute re-sync: the same values again change nothing',
+      method: 'PATCH',
+      path: q('/Users/{id}'),
+      body: {
+        schemas: [PATCH_SCHEMA],
+        Operations: [
+          { op: op('Replace'), path: 'active', value: bool(true) },
+          { op: op('Replace'), path: 'emails[type eq "work"].value', value: 'UpdatedEmail@microsoft.com' },
+          { op: op('Replace'), path: 'name.familyName', value: 'updatedFamilyName' },
+        ],
+      },
+      expect: (res) => expect(res.status).toBe(200),
+    },
+    {
+      name: 'Disable user',
+      method: 'PATCH',
+      path: q('/Users/{id}'),
+      body: {
+        schemas: [PATCH_SCHEMA],
+        Operations: [{ op: op('Replace'), path: 'active', value: bool(false) }],
+      },
+      expect: (res) => {
+        expect(res.status).toBe(200);
+        expect(res.body.active).toBe(false);
+      },
+    },
+    {
+      name: 'Get user (disabled users are still listed)',
+      method: 'GET',
+      path: q('/Users?filter=externalId+eq+%220a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef%22'),
+      expect: (res) => expect(res.body.Resources[0].active).toBe(false),
+    },
+    {
+      name: 'Groups: Entra checks for groups; there are none',
+      method: 'GET',
+      path: q('/Groups?excludedAttributes=members&filter=displayName+eq+%22Group1DisplayName%22'),
+      expect: (res) => expect(res.body).toMatchObject({ totalResults: 0, Resources: [] }),
+    },
+    {
+      name: 'Delete user',
+      method: 'DELETE',
+      path: q('/Users/{id}'),
+      expect: (res) => expect(res.status).toBe(204),
+    },
+  ];
+}
+
+describe('Microsoft Entra ID provisioning, replayed (docs/provisioning.md)', () => {
+  let idp: TestIdp;
+  const settings: Parameters<typeof useTestApp>[0] = { scimEnabled: true };
+  beforeAll(async () => {
+    idp = await TestIdp.start();
+    settings.oidc = {
+      issuer: idp.issuer,
+      audience: TEST_AUDIENCE,
+      usernameClaim: 'preferred_username',
+      createUsers: true,
+      clientId: undefined,
+      scopes: ['openid', 'profile', 'email'],
+      refetchCooldownMs: 30_000,
+    };
+  });
+  afterAll(() => idp?.stop());
+  const { app, api } = useTestApp(settings);
+  const { scim } = useScimClient(app);
+
+  const counts = async () =>
+    (
+      await app.dataSource.query(
+        `SELECT (SELECT count(*)::int FROM audit_events) AS audit, (SELECT count(*)::int FROM change_events) AS events`,
+      )
+    )[0] as { audit: number; events: number };
+
+  it('passes its calls with aadOptscim062020 in the tenant URL', async () => {
+    await replay(scim, entraSequence(true));
+  });
+
+  it('passes its calls without aadOptscim062020 (capitalised ops, "False", path-less dotted keys)', async () => {
+    await replay(scim, entraSequence(false));
+  });
+
+  it('writes no audit event and no change event for its periodic re-send of unchanged values', async () => {
+    // Test Connection, the GUID probe, the lookup and the create.
+    await replay(scim, entraSequence(true).slice(0, 4));
+    const found = await scim({
+      method: 'GET',
+      path: '/Users?filter=externalId+eq+%220a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef%22',
+    });
+    const id = found.body.Resources[0].id as string;
+    const before = await counts();
+    // A change: one audit event and one change event.
+    await scim({
+      method: 'PATCH',
+      path: `/Users/${id}`,
+      body: {
+        schemas: [PATCH_SCHEMA],
+        Operations: [
+          { op: 'replace', path: 'emails[type eq "work"].value', value: 'updatedemail@microsoft.com' },
+          { op: 'replace', path: 'name.familyName', value: 'updatedFamilyName' },
+        ],
+      },
+    });
+    const afterChange = await counts();
+    expect(afterChange).toEqual({ audit: before.audit + 1, events: before.events + 1 });
+    // Entra's re-send of the same values (email in another case, "True"), twice: nothing is written.
+    const [resync] = entraSequence(false).filter((step) => step.name.startsWith('The 40-minute'));
+    for (let i = 0; i < 2; i++) {
+      const res = await scim(
+        fillPlaceholders({ method: resync.method, path: resync.path, body: resync.body }, { id }),
+      );
+      expect(res.status).toBe(200);
+    }
+    expect(await counts()).toEqual(afterChange);
+  });
+
+  it('lets a SCIM-created jane.doe@uni.edu sign in with an IdP token without creating her again', async () => {
+    const created = await scim({
+      method: 'POST',
+      path: '/Users?aadOptscim062020',
+      body: {
+        schemas: [USER_SCHEMA],
+        externalId: '9f0c7a9e-2a1b-4c3d-8e5f-112233445566',
+        userName: 'jane.doe@uni.edu',
+        active: true,
+        emails: [{ primary: true, type: 'work', value: 'jane.doe@uni.edu' }],
+        name: { givenName: 'Jane', familyName: 'Doe' },
+        displayName: 'Jane Doe',
+      },
+    });
+    expect(created.status).toBe(201);
+    const idpToken = await idp.accessToken({
+      preferred_username: 'jane.doe@uni.edu',
+      email: 'jane.doe@uni.edu',
+    });
+    const me = await api.get('/api/auth/me', { token: idpToken });
+    expect(me.status).toBe(200);
+    expect(me.body.data).toMatchObject({
+      id: Number(created.body.id),
+      username: 'jane.doe@uni.edu',
+      given_name: 'Jane',
+      family_name: 'Doe',
+      display_name: 'Jane Doe',
+      active: true,
+      admin: false,
+    });
+    expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM users`)).toEqual([{ n: 1 }]);
+    const creations = await app.dataSource.query(
+      `SELECT summary FROM audit_events WHERE action = 'user.create'`,
+    );
+    expect(creations).toEqual([{ summary: expect.objectContaining({ via: 'scim' }) }]);
+    // She has no password: password login is refused.
+    const login = await request(app.url, 'POST', '/api/auth/login', {
+      body: { username: 'jane.doe@uni.edu', password: DEFAULT_PASSWORD },
+    });
+    expect(login.status).toBe(401);
   });
 });

@@ -4,7 +4,7 @@ import { freshAdmin } from './support/fresh-admin.js';
 /**
  * The user routes at their documented limits, where the time goes on volume rather than on a rule: a bulk create
  * of the most users one request may carry (500 argon2id hashes), and an export of 100 000 users streamed. The
- * rules of both routes are tested in users-create.e2e-spec.ts and users-export.e2e-spec.ts.
+ * rules of both routes are tested in users-accounts.e2e-spec.ts and users-bulk.e2e-spec.ts.
  */
 describe('users in volume', () => {
   const { app, api } = useTestApp();

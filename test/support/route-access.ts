@@ -2,7 +2,7 @@
  * Who may call each route of the service: the one access table of the tests, from the Access columns of
  * docs/api.md §2, §4, §4.1, §4.2, §5, §9, §10 and §11. The authorization matrix turns it into the callers let
  * through and refused (authorization-matrix.e2e-spec.ts), the OpenAPI route test checks the document declares
- * it (openapi-routes.e2e-spec.ts, which also checks the table against the routes the application serves, see
+ * it (openapi-document.e2e-spec.ts, which also checks the table against the routes the application serves, see
  * {@link routeTableDrift}), and the conventions test reads its paths.
  *
  * SCIM (docs/api.md §14) is not here: it is registered only when SCIM_ENABLED=true, takes integration tokens
