@@ -82,22 +82,64 @@ const pageItems = (where: string, orderBy: string, limit: string, offset: string
 /** Most list shapes (filters present, sort keys) whose statement text is kept (LIST_SQL). */
 const MAX_LIST_SHAPES = 256;
 /**
- * The statement text of each list shape, one string per shape: `preparedQuery` looks a statement's name up by its
- * text, and `pg` compares it with the text it prepared, so a text built anew per request was flattened and hashed
- * on every request (about 2 µs on the member list in a profile, docs/performance.md); a kept string carries its hash.
+ * The statement text of each list shape, one string per shape, built the first time the shape is asked for:
+ * `preparedQuery` looks a statement's name up by its text, and `pg` compares it with the text it prepared, so a
+ * text built anew per request was flattened and hashed on every request (about 2 µs on the member list in a
+ * profile, docs/performance.md); building it (the Module's JSON expression, the membership predicate, the
+ * joins: a few kilobytes of strings) took 1.4–2 µs a request, which a kept shape no longer spends (ninth round).
  */
 const LIST_SQL = new Map<string, string>();
 
-/** The text of `sql` as kept for `shape`, the first time it was built (the same text: it depends on the shape only). */
-function keptListSql(filter: ModuleListFilter, sql: string): string {
+/** The shape of a list: which filters are present and the sort keys; the statement's text depends on it alone. */
+function listShape(filter: ModuleListFilter): string {
   let shape = `${filter.memberId === undefined ? '' : 'm'}${filter.query ? 'q' : ''}${filter.code ? 'c' : ''}${
     filter.year === undefined ? '' : 'y'
   }`;
   for (const key of filter.sort) shape += `,${key.descending ? '-' : '+'}${key.column}`;
-  const kept = LIST_SQL.get(shape);
-  if (kept !== undefined) return kept;
-  if (LIST_SQL.size < MAX_LIST_SHAPES) LIST_SQL.set(shape, sql);
-  return sql;
+  return shape;
+}
+
+/** The placeholders of a list statement's parameters (`$n`), undefined for a filter the shape does not have. */
+interface ListPlaceholders {
+  member?: string;
+  query?: string;
+  code?: string;
+  year?: string;
+  knownVersion?: string;
+  limit: string;
+  offset: string;
+}
+
+/** The text of a list shape's statement, for the placeholders `moduleListQuery` gave its parameters. */
+function listSql(filter: ModuleListFilter, at: ListPlaceholders): string {
+  const conditions: string[] = [];
+  if (at.member !== undefined) {
+    conditions.push(
+      `EXISTS (SELECT 1 FROM user_module_roles r
+               WHERE r.user_id = ${at.member} AND r.module_id = m.id AND ${grantsRead('r')})`,
+    );
+  }
+  if (at.query !== undefined)
+    conditions.push(
+      `(lower(m.code) LIKE lower(${at.query}) OR lower(m.description) LIKE lower(${at.query}))`,
+    );
+  if (at.code !== undefined) conditions.push(`lower(m.code) LIKE lower(${at.code})`);
+  if (at.year !== undefined) conditions.push(`m.year = ${at.year}`);
+  const where = whereClause(conditions);
+  const orderBy = orderByClause(filter.sort, 'm.id');
+  if (at.member !== undefined) {
+    return `SELECT total.n AS total, page.items
+  FROM (SELECT count(*) AS n FROM modules m ${where}) total
+  ${pageItems(where, orderBy, at.limit, at.offset)}`;
+  }
+  const total =
+    at.knownVersion === undefined
+      ? 's.total'
+      : `CASE WHEN s.version = ${at.knownVersion} THEN NULL
+              ELSE (SELECT count(*) FROM modules m ${where}) END`;
+  return `SELECT s.version, ${total} AS total, page.items
+  FROM module_stats s
+  ${pageItems(where, orderBy, at.limit, at.offset)}`;
 }
 
 /**
@@ -108,43 +150,31 @@ function keptListSql(filter: ModuleListFilter, sql: string): string {
  * beside `module_stats`: the unfiltered total is its `total`; a filtered one is counted only when `version`
  * differs from `knownVersion` (the count is an uncorrelated subquery, evaluated only when CASE needs it), and
  * is null otherwise; the admin row carries `version`.
+ * The parameters are numbered in the same order for every list of a shape, so the shape's text, built once
+ * (LIST_SQL), serves every list of that shape.
  */
 export function moduleListQuery(filter: ModuleListFilter): SqlQuery {
   const params = new SqlParams();
-  const conditions: string[] = [];
-  if (filter.memberId !== undefined) {
-    conditions.push(
-      `EXISTS (SELECT 1 FROM user_module_roles r
-               WHERE r.user_id = ${params.add(filter.memberId)} AND r.module_id = m.id AND ${grantsRead('r')})`,
-    );
+  const member = filter.memberId === undefined ? undefined : params.add(filter.memberId);
+  const at: ListPlaceholders = {
+    member,
+    query: filter.query ? params.add(containsPattern(filter.query)) : undefined,
+    code: filter.code ? params.add(containsPattern(filter.code)) : undefined,
+    year: filter.year === undefined ? undefined : params.add(filter.year),
+    limit: '',
+    offset: '',
+  };
+  if (member === undefined && (at.query ?? at.code ?? at.year) !== undefined)
+    at.knownVersion = params.add(filter.knownVersion ?? -1);
+  at.limit = params.add(filter.paging.perPage);
+  at.offset = params.add(filter.paging.offset);
+  const shape = listShape(filter);
+  let sql = LIST_SQL.get(shape);
+  if (sql === undefined) {
+    sql = listSql(filter, at);
+    if (LIST_SQL.size < MAX_LIST_SHAPES) LIST_SQL.set(shape, sql);
   }
-  if (filter.query) {
-    const pattern = params.add(containsPattern(filter.query));
-    conditions.push(`(lower(m.code) LIKE lower(${pattern}) OR lower(m.description) LIKE lower(${pattern}))`);
-  }
-  if (filter.code) conditions.push(`lower(m.code) LIKE lower(${params.add(containsPattern(filter.code))})`);
-  if (filter.year !== undefined) conditions.push(`m.year = ${params.add(filter.year)}`);
-  const where = whereClause(conditions);
-  const orderBy = orderByClause(filter.sort, 'm.id');
-  if (filter.memberId !== undefined) {
-    const limit = params.add(filter.paging.perPage);
-    const offset = params.add(filter.paging.offset);
-    const sql = `SELECT total.n AS total, page.items
-  FROM (SELECT count(*) AS n FROM modules m ${where}) total
-  ${pageItems(where, orderBy, limit, offset)}`;
-    return { sql: keptListSql(filter, sql), params: params.values };
-  }
-  const total =
-    conditions.length === 0
-      ? 's.total'
-      : `CASE WHEN s.version = ${params.add(filter.knownVersion ?? -1)} THEN NULL
-              ELSE (SELECT count(*) FROM modules m ${where}) END`;
-  const limit = params.add(filter.paging.perPage);
-  const offset = params.add(filter.paging.offset);
-  const sql = `SELECT s.version, ${total} AS total, page.items
-  FROM module_stats s
-  ${pageItems(where, orderBy, limit, offset)}`;
-  return { sql: keptListSql(filter, sql), params: params.values };
+  return { sql, params: params.values };
 }
 
 /**
