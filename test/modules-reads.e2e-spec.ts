@@ -1,6 +1,15 @@
+// Reading modules: the list and search, one module, the JSON PostgreSQL builds, and the answers when the database fails.
+// One file for these, not one each: Jest evaluates the whole application once per test file (docs/testing.md).
+import pg from 'pg';
 import { ModuleRole } from '../src/course-modules/membership/module-role.js';
-import { useTestApp } from './support/app.js';
-import { freshAdmin } from './support/fresh-admin.js';
+import {
+  type RunDatabase,
+  scratchDatabase,
+  startTestApp,
+  type TestApp,
+  testDatabaseUrl,
+  useTestApp,
+} from './support/app.js';
 import {
   assignRole,
   makeModule,
@@ -9,7 +18,16 @@ import {
   tokenFor,
   type UserRow,
 } from './support/factories.js';
-import { failure, ids, INVALID_SORT, moduleJson } from './support/modules-fixtures.js';
+import { freshAdmin } from './support/fresh-admin.js';
+import { client, type Client } from './support/http.js';
+import {
+  failure,
+  ids,
+  INVALID_SORT,
+  moduleJson,
+  PERMISSION_DENIED,
+  userJson,
+} from './support/modules-fixtures.js';
 
 describe('GET /api/modules', () => {
   const { app, api } = useTestApp();
@@ -490,5 +508,463 @@ describe('GET /api/modules', () => {
         total: 2,
       });
     });
+  });
+});
+
+describe('module reads', () => {
+  const { app, api } = useTestApp();
+  let admin: UserRow;
+  let adminToken: string;
+  beforeEach(async () => {
+    ({ admin, token: adminToken } = await freshAdmin(app));
+  });
+
+  describe('GET /api/modules/{module_id}', () => {
+    let module: ModuleRow;
+
+    beforeEach(async () => {
+      module = await makeModule(app.dataSource, { code: 'SEC301', year: 2026, description: 'Security' });
+    });
+
+    const read = (id: number | string, token = adminToken) => api.get(`/api/modules/${id}`, { token });
+
+    it('requires a token', async () => {
+      expect((await api.get(`/api/modules/${module.id}`)).body).toEqual(failure('Authentication required'));
+      expect((await api.get('/api/modules/abc')).status).toBe(401);
+    });
+
+    it('gives an admin the module with four empty personnel lists', async () => {
+      const res = await read(module.id);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        success: true,
+        data: { ...moduleJson(module), lecturers: [], assistant_lecturers: [], tutors: [], students: [] },
+        message: 'Module retrieved successfully',
+      });
+    });
+
+    it('lists each role holder under their role, each list ordered by username', async () => {
+      const make = (username: string) => makeUser(app.dataSource, { username });
+      const carol = await make('carol');
+      const alice = await make('alice');
+      const bob = await make('Bob');
+      const dave = await make('dave');
+      const erin = await make('Erin');
+      const frank = await make('frank');
+      const grace = await make('grace');
+      await makeUser(app.dataSource, { username: 'outsider' });
+      for (const [user, role] of [
+        [carol, ModuleRole.Tutor],
+        [alice, ModuleRole.Tutor],
+        [bob, ModuleRole.Tutor],
+        [dave, ModuleRole.Lecturer],
+        [erin, ModuleRole.AssistantLecturer],
+        [frank, ModuleRole.Student],
+        [grace, ModuleRole.Student],
+      ] as const) {
+        await assignRole(app.dataSource, user.id, module.id, role);
+      }
+      const other = await makeModule(app.dataSource);
+      await assignRole(app.dataSource, bob.id, other.id, ModuleRole.Lecturer);
+
+      const res = await read(module.id);
+      expect(res.body.data).toEqual({
+        ...moduleJson(module),
+        lecturers: [userJson(dave)],
+        assistant_lecturers: [userJson(erin)],
+        tutors: [alice, bob, carol].map(userJson),
+        students: [frank, grace].map(userJson),
+      });
+      expect(JSON.stringify(res.body)).not.toMatch(/password|hash/i);
+    });
+
+    it('shows a role holder with an avatar with its URL', async () => {
+      const user = await makeUser(app.dataSource);
+      await app.dataSource.query(
+        `UPDATE users SET avatar_key = 'avatars/x', avatar_content_type = 'image/png' WHERE id = $1`,
+        [user.id],
+      );
+      await assignRole(app.dataSource, user.id, module.id, ModuleRole.Student);
+      const res = await read(module.id);
+      expect(res.body.data.students).toEqual([
+        { ...userJson(user), avatar_url: `/api/users/${user.id}/avatar` },
+      ]);
+    });
+
+    // The personnel lists are JSON text built by PostgreSQL: the bytes must be what JSON.stringify writes.
+    it('writes the body byte for byte as JSON.stringify would, whatever the characters', async () => {
+      const odd = [
+        'quote"back\\slash@example.edu',
+        'tab\tline\nfeed\u0001ctl@example.edu',
+        'accent-\u00e9-\u2028-\u{1f600}@example.edu',
+      ];
+      const people: UserRow[] = [];
+      for (const [i, email] of odd.entries()) {
+        const user = await makeUser(app.dataSource, { username: `Odd${i}`, email });
+        await assignRole(
+          app.dataSource,
+          user.id,
+          module.id,
+          i === 0 ? ModuleRole.Lecturer : ModuleRole.Student,
+        );
+        people.push(user);
+      }
+      await app.dataSource.query(`UPDATE users SET avatar_key = '' WHERE id = $1`, [people[1].id]);
+      await app.dataSource.query(`UPDATE users SET avatar_key = 'avatars/x' WHERE id = $1`, [people[2].id]);
+      const response = await fetch(`${app.url}/api/modules/${module.id}`, {
+        headers: { authorization: `Bearer ${adminToken}` },
+      });
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(await response.text()).toBe(
+        JSON.stringify({
+          success: true,
+          data: {
+            ...moduleJson(module),
+            lecturers: [userJson(people[0])],
+            assistant_lecturers: [],
+            tutors: [],
+            students: [
+              userJson(people[1]),
+              { ...userJson(people[2]), avatar_url: `/api/users/${people[2].id}/avatar` },
+            ],
+          },
+          message: 'Module retrieved successfully',
+        }),
+      );
+    });
+
+    it.each(Object.values(ModuleRole))('lets a %s of the module read it', async (role) => {
+      const user = await makeUser(app.dataSource);
+      await assignRole(app.dataSource, user.id, module.id, role);
+      const res = await read(module.id, tokenFor(user));
+      expect(res.status).toBe(200);
+      expect(res.body.message).toBe('Module retrieved successfully');
+      expect(res.body.data.id).toBe(Number(module.id));
+    });
+
+    it('writes a large body (sent as one buffer) byte for byte as JSON.stringify would, multi-byte text included', async () => {
+      // Over 16 KiB of JSON text (LARGE_JSON_TEXT): the envelope is written into a Buffer from its parts.
+      const students: UserRow[] = [];
+      for (let i = 0; i < 120; i += 1) {
+        const username = `Gro\u00df-\u{1f600}-${String(i).padStart(3, '0')}-${module.id}`;
+        const user = await makeUser(app.dataSource, {
+          username,
+          email: `gross${i}-${module.id}@example.edu`,
+        });
+        await assignRole(app.dataSource, user.id, module.id, ModuleRole.Student);
+        students.push(user);
+      }
+      const response = await fetch(`${app.url}/api/modules/${module.id}`, {
+        headers: { authorization: `Bearer ${adminToken}` },
+      });
+      const body = await response.text();
+      const expected = JSON.stringify({
+        success: true,
+        data: {
+          ...moduleJson(module),
+          lecturers: [],
+          assistant_lecturers: [],
+          tutors: [],
+          students: students.map(userJson),
+        },
+        message: 'Module retrieved successfully',
+      });
+      expect(expected.length).toBeGreaterThan(16_384);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(Number(response.headers.get('content-length'))).toBe(Buffer.byteLength(expected));
+      expect(body).toBe(expected);
+    });
+
+    it('refuses a user without a role in the module', async () => {
+      const user = await makeUser(app.dataSource);
+      const other = await makeModule(app.dataSource);
+      await assignRole(app.dataSource, user.id, other.id, ModuleRole.Lecturer);
+      const res = await read(module.id, tokenFor(user));
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual(failure(PERMISSION_DENIED));
+    });
+
+    it('refuses a token claiming admin for a user without the admin flag', async () => {
+      const user = await makeUser(app.dataSource);
+      expect((await read(module.id, tokenFor({ id: user.id, admin: true }))).status).toBe(403);
+    });
+
+    it('answers 404 for an unknown module to every caller, before access', async () => {
+      const user = await makeUser(app.dataSource);
+      for (const token of [adminToken, tokenFor(user)]) {
+        const res = await read(Number(module.id) + 1000, token);
+        expect(res.status).toBe(404);
+        expect(res.body).toEqual(failure('Module not found'));
+      }
+      expect((await read('9223372036854775807')).body).toEqual(failure('Module not found'));
+    });
+
+    it('rejects a module_id that is not a positive 64-bit integer', async () => {
+      const user = await makeUser(app.dataSource);
+      for (const id of [
+        'abc',
+        '0',
+        '-1',
+        '1.5',
+        '1e3',
+        '%2B1',
+        '9223372036854775808',
+        '99999999999999999999',
+      ]) {
+        const res = await read(id, tokenFor(user));
+        expect([id, res.status, res.body]).toEqual([
+          id,
+          400,
+          failure('module_id must be a positive integer'),
+        ]);
+      }
+    });
+  });
+
+  describe('GET /api/modules/me', () => {
+    const mine = (token: string) => api.get('/api/modules/me', { token });
+
+    it('requires a token', async () => {
+      expect((await api.get('/api/modules/me')).body).toEqual(failure('Authentication required'));
+    });
+
+    it('answers four empty groups for a user without roles', async () => {
+      const user = await makeUser(app.dataSource);
+      await makeModule(app.dataSource);
+      const res = await mine(tokenFor(user));
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        success: true,
+        data: { as_student: [], as_tutor: [], as_lecturer: [], as_assistant_lecturer: [] },
+        message: 'My module details retrieved successfully',
+      });
+    });
+
+    it('groups the modules by role, each ordered by year descending then code', async () => {
+      const user = await makeUser(app.dataSource);
+      const other = await makeUser(app.dataSource);
+      const m = async (code: string, year: number, role: ModuleRole) => {
+        const row = await makeModule(app.dataSource, { code, year });
+        await assignRole(app.dataSource, user.id, row.id, role);
+        await assignRole(app.dataSource, other.id, row.id, ModuleRole.Student);
+        return row;
+      };
+      const s1 = await m('ZZZ100', 2024, ModuleRole.Student);
+      const s2 = await m('BBB100', 2026, ModuleRole.Student);
+      const s3 = await m('AAA100', 2024, ModuleRole.Student);
+      const s4 = await m('CCC100', 2026, ModuleRole.Student);
+      const t1 = await m('TTT100', 2025, ModuleRole.Tutor);
+      const l1 = await m('LLL100', 2023, ModuleRole.Lecturer);
+      const l2 = await m('LLL200', 2027, ModuleRole.Lecturer);
+      const a1 = await m('ASS100', 2025, ModuleRole.AssistantLecturer);
+      await makeModule(app.dataSource, { code: 'NOT100', year: 2030 });
+
+      const res = await mine(tokenFor(user));
+      expect(res.body.data).toEqual({
+        as_student: [s2, s4, s3, s1].map(moduleJson),
+        as_tutor: [moduleJson(t1)],
+        as_lecturer: [l2, l1].map(moduleJson),
+        as_assistant_lecturer: [moduleJson(a1)],
+      });
+    });
+
+    it('shows an admin only the modules where they hold a role', async () => {
+      await makeModule(app.dataSource);
+      expect((await mine(adminToken)).body.data).toEqual({
+        as_student: [],
+        as_tutor: [],
+        as_lecturer: [],
+        as_assistant_lecturer: [],
+      });
+      const module = await makeModule(app.dataSource);
+      await assignRole(app.dataSource, admin.id, module.id, ModuleRole.Tutor);
+      expect((await mine(adminToken)).body.data.as_tutor).toEqual([moduleJson(module)]);
+    });
+  });
+});
+
+/**
+ * The module list and `GET /api/modules/me` write Modules as JSON text built by PostgreSQL: the bytes must be
+ * exactly what `JSON.stringify` writes for the same values, whatever the characters.
+ */
+describe('module JSON built by PostgreSQL', () => {
+  const { app } = useTestApp();
+
+  const odd = [
+    'quote"back\\slash',
+    'tab\tline\nfeed\r\u0001\u001f\u007f ctl',
+    'accent-\u00e9-\u2028-\u2029-\u{1f600} </script>',
+    null,
+  ];
+
+  async function text(path: string, token: string): Promise<string> {
+    const response = await fetch(`${app.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    return response.text();
+  }
+
+  it('lists and groups modules byte for byte as JSON.stringify would', async () => {
+    const { token: adminToken } = await freshAdmin(app);
+    await app.dataSource.query('DELETE FROM modules');
+    const member = await makeUser(app.dataSource);
+    const roles = [ModuleRole.Student, ModuleRole.Lecturer, ModuleRole.Student, ModuleRole.Tutor];
+    const modules: ModuleRow[] = [];
+    for (const [i, description] of odd.entries()) {
+      const module = await makeModule(app.dataSource, { code: `JSN10${i}`, year: 2020 + i, description });
+      await assignRole(app.dataSource, member.id, module.id, roles[i]);
+      modules.push(module);
+    }
+    const other = await makeModule(app.dataSource, { code: 'JSN200', year: 2030, description: 'not mine' });
+
+    const byCode = (list: ModuleRow[]) => [...list].sort((a, b) => a.code.localeCompare(b.code));
+    const listBody = (list: ModuleRow[]) =>
+      JSON.stringify({
+        success: true,
+        data: { modules: byCode(list).map(moduleJson), page: 1, per_page: 20, total: list.length },
+        message: 'Modules retrieved successfully',
+      });
+    expect(await text('/api/modules', adminToken)).toBe(listBody([...modules, other]));
+    expect(await text('/api/modules?query=JSN', adminToken)).toBe(listBody([...modules, other]));
+    expect(await text('/api/modules', tokenFor(member))).toBe(listBody(modules));
+
+    // Each group: year descending, then code.
+    const group = (role: ModuleRole) =>
+      modules
+        .filter((_, i) => roles[i] === role)
+        .sort((a, b) => b.year - a.year)
+        .map(moduleJson);
+    expect(await text('/api/modules/me', tokenFor(member))).toBe(
+      JSON.stringify({
+        success: true,
+        data: {
+          as_student: group(ModuleRole.Student),
+          as_tutor: group(ModuleRole.Tutor),
+          as_lecturer: group(ModuleRole.Lecturer),
+          as_assistant_lecturer: group(ModuleRole.AssistantLecturer),
+        },
+        message: 'My module details retrieved successfully',
+      }),
+    );
+  });
+
+  it('writes an empty page past the end and an empty /me as JSON.stringify would', async () => {
+    const { token: adminToken } = await freshAdmin(app);
+    const loner = await makeUser(app.dataSource);
+    const [{ n }] = await app.dataSource.query<{ n: string }[]>('SELECT count(*) AS n FROM modules');
+    expect(await text('/api/modules?page=9999', adminToken)).toBe(
+      JSON.stringify({
+        success: true,
+        data: { modules: [], page: 9999, per_page: 20, total: Number(n) },
+        message: 'Modules retrieved successfully',
+      }),
+    );
+    expect(await text('/api/modules/me', tokenFor(loner))).toBe(
+      JSON.stringify({
+        success: true,
+        data: { as_student: [], as_tutor: [], as_lecturer: [], as_assistant_lecturer: [] },
+        message: 'My module details retrieved successfully',
+      }),
+    );
+  });
+});
+
+/**
+ * Database failures answer each route's 500 message from the seed, and the service recovers without a
+ * restart. The service runs on a database of its own, so blocking it affects nothing else.
+ */
+describe('modules when the database fails', () => {
+  let database: RunDatabase;
+  let admin: pg.Client;
+  let name: string;
+  let app: TestApp;
+  let api: Client;
+  let token: string;
+  let moduleId: number;
+
+  beforeAll(async () => {
+    database = await scratchDatabase('mas_modules');
+    name = database.name;
+    admin = new pg.Client({ connectionString: testDatabaseUrl() });
+    await admin.connect();
+    app = await startTestApp({ databaseUrl: database.url });
+    api = client(app.url);
+    const user = await makeUser(app.dataSource);
+    const module = await makeModule(app.dataSource);
+    await assignRole(app.dataSource, user.id, module.id, ModuleRole.Tutor);
+    token = tokenFor(user);
+    moduleId = Number(module.id);
+  });
+  afterAll(async () => {
+    await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+    await app.close();
+    await admin.end();
+  });
+
+  const reads = () =>
+    Promise.all([
+      api.get('/api/modules', { token }),
+      api.get('/api/modules/me', { token }),
+      api.get(`/api/modules/${moduleId}`, { token }),
+    ]);
+
+  it('answers the seed messages while connections are refused, then recovers', async () => {
+    // Served successfully first, which also puts the caller in the 5-second access cache.
+    expect((await reads()).map((res) => res.status)).toEqual([200, 200, 200]);
+
+    await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+    await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, [name]);
+    try {
+      const [list, mine, read] = await reads();
+      expect([list.status, list.body]).toEqual([500, failure('An internal server error occurred')]);
+      expect([mine.status, mine.body]).toEqual([
+        500,
+        failure('An error occurred while retrieving module details'),
+      ]);
+      expect([read.status, read.body]).toEqual([500, failure('Database error retrieving module')]);
+    } finally {
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+    }
+
+    const [list, mine, read] = await reads();
+    expect([list.status, list.body.data.total]).toEqual([200, 1]);
+    expect([mine.status, mine.body.data.as_tutor.length]).toEqual([200, 1]);
+    expect([read.status, read.body.data.tutors.length]).toEqual([200, 1]);
+  });
+
+  it('answers Failed to retrieve assigned personnel when only the personnel query fails', async () => {
+    expect((await api.get(`/api/modules/${moduleId}`, { token })).status).toBe(200);
+    // The module read needs only modules and user_module_roles; the personnel query also needs users.
+    const db = new pg.Client({ connectionString: app.config.databaseUrl });
+    await db.connect();
+    await db.query(`ALTER TABLE users RENAME TO users_hidden`);
+    try {
+      const res = await api.get(`/api/modules/${moduleId}`, { token });
+      expect([res.status, res.body]).toEqual([500, failure('Failed to retrieve assigned personnel')]);
+    } finally {
+      await db.query(`ALTER TABLE users_hidden RENAME TO users`);
+      await db.end();
+    }
+    const res = await api.get(`/api/modules/${moduleId}`, { token });
+    expect([res.status, res.body.message]).toEqual([200, 'Module retrieved successfully']);
+  });
+
+  it('never shows SQL or driver text in a 500', async () => {
+    await api.get('/api/modules', { token });
+    const db = new pg.Client({ connectionString: app.config.databaseUrl });
+    await db.connect();
+    await db.query(`ALTER TABLE modules RENAME TO modules_hidden`);
+    try {
+      for (const path of ['/api/modules?query=x', '/api/modules/me', `/api/modules/${moduleId}`]) {
+        const res = await api.get(path, { token });
+        expect(res.status).toBe(500);
+        expect(Object.keys(res.body).sort()).toEqual(['data', 'message', 'success']);
+        expect(JSON.stringify(res.body)).not.toMatch(/modules_hidden|relation|SELECT|does not exist/i);
+      }
+    } finally {
+      await db.query(`ALTER TABLE modules_hidden RENAME TO modules`);
+      await db.end();
+    }
   });
 });
