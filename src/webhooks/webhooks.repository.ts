@@ -327,13 +327,25 @@ export class WebhooksRepository {
   async skipUnwantedEvents(limit: number): Promise<DispatchSkip> {
     const [row] = await preparedQuery<DispatchSkipRow>(
       this.dataSource,
-      `WITH p AS MATERIALIZED (
+      `WITH d AS MATERIALIZED (
          -- Before the first round, from the start (ids and transaction ids are positive).
          SELECT d.last_txid, d.last_event_id,
                 coalesce(d.last_txid, 0) AS after_txid, coalesce(d.last_event_id, 0) AS after_id,
-                -- The feed's horizon: this database's transactions only (docs/events.md).
-                change_event_horizon() AS xmin
+                -- The server's oldest running transaction, from the statement's snapshot (no catalog read).
+                pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS server_xmin
          FROM webhook_dispatch d
+       ),
+       p AS MATERIALIZED (
+         -- The feed's horizon: this database's transactions only (docs/events.md). It lists the server's
+         -- backends (and is planned at each call), so it is asked only when an event lies at or past the
+         -- server's oldest running transaction (the newest event, by the index); otherwise that one serves the
+         -- same events, as in the feed's reads.
+         SELECT d.*,
+                CASE
+                  WHEN (SELECT max(e.txid) FROM change_events e) >= d.server_xmin THEN change_event_horizon()
+                  ELSE d.server_xmin
+                END AS xmin
+         FROM d
        ),
        -- The position and the horizon as scalar subqueries: the comparisons with them are then index
        -- conditions, whatever the planner guesses of the never-analysed singleton table.
