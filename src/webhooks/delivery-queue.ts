@@ -38,8 +38,9 @@ const POLL_MS = 1000;
 /** Fetches start at least this far apart, so attempts ending one by one are refilled together. */
 const FETCH_GAP_MS = 5;
 /**
- * What one job may take beyond its attempt's deadline: reading the webhook and recording the attempt, each
- * under the interactive database bound (5 s), and a margin. Past the deadline plus this, a job still active is
+ * What one job may take beyond its attempt's deadline: recording the attempt after the group being recorded
+ * before it, each under the interactive database bound (5 s; the webhook's row comes with the take), and a
+ * margin. Past the deadline plus this, a job still active is
  * taken to belong to a dead replica and is handed to another, so it must exceed the real worst case.
  */
 const JOB_OVERHEAD_SECONDS = 15;

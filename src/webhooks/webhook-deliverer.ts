@@ -36,8 +36,13 @@ interface AttemptEntry {
   outcome: DeliveryOutcome;
 }
 
-/** Attempts recorded together at most, and recording transactions at once, per replica. */
-const RECORD_GROUP = 50;
+/**
+ * Attempts recorded together at most, and recordings at once, per replica. One recorder: attempts that end while
+ * it writes are recorded together next (an attempt's slot is free by then, so nothing waits for it but the
+ * job's completion). A group takes every attempt waiting (a replica has at most 128 jobs in hand), so an attempt
+ * waits for at most the group being written before its own: within the job's expiry margin (delivery-queue.ts).
+ */
+const RECORD_GROUP = 128;
 const RECORDERS = 1;
 
 /**
@@ -246,12 +251,11 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
       while (this.toRecord.length > 0) {
         const group = this.toRecord.splice(0, RECORD_GROUP);
         const each: (boolean | Error | undefined)[] = group.map(() => undefined);
-        await this.recordDeliveredTogether(group, each);
-        const rest = [...group.keys()].filter((i) => each[i] === undefined);
-        if (rest.length > 0) {
+        const oneByOne = async (indexes: number[]) => {
+          if (indexes.length === 0) return;
           try {
             await this.transactions.run(async (transaction) => {
-              for (const i of rest) {
+              for (const i of indexes) {
                 try {
                   each[i] = await this.webhooks.underSavepoint(transaction, () =>
                     this.record(group[i].entry, transaction),
@@ -262,9 +266,14 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
               }
             });
           } catch (error) {
-            for (const i of rest) each[i] = error instanceof Error ? error : new Error(String(error));
+            for (const i of indexes) each[i] = error instanceof Error ? error : new Error(String(error));
           }
-        }
+        };
+        // The attempts not delivered first: once a delivered attempt of the group is in the log, the group's
+        // other attempts are too (as when a group was one transaction).
+        await oneByOne([...group.keys()].filter((i) => group[i].entry.outcome !== 'delivered'));
+        await this.recordDeliveredTogether(group, each);
+        await oneByOne([...group.keys()].filter((i) => each[i] === undefined));
         group.forEach(({ resolve, reject }, i) => {
           const result = each[i]!;
           if (result instanceof Error) reject(result);
