@@ -196,14 +196,18 @@ describe('webhook delivery under faults (the service as its own process)', () =>
     });
     expect(created.status).toBe(201);
     await writeEvents('faults', 10);
+    // A delivered attempt and a failed one recorded before the cut: the failed one's record is what meets the
+    // failure streak's fault (attempts end and are recorded in any order, so one is not a sign of the other).
     await waitFor(
       async () => {
-        const { rows } = await db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM webhook_deliveries WHERE outcome = 'delivered' AND event_id <> 'old'`,
+        const { rows } = await db.query<{ delivered: number; failed: number }>(
+          `SELECT count(*) FILTER (WHERE outcome = 'delivered')::int AS delivered,
+                  count(*) FILTER (WHERE outcome <> 'delivered')::int AS failed
+           FROM webhook_deliveries WHERE event_id <> 'old'`,
         );
-        return rows[0].n >= 1;
+        return rows[0].delivered >= 1 && rows[0].failed >= 1;
       },
-      { timeoutMs: 30_000, what: 'a first delivery', seen: service.output },
+      { timeoutMs: 30_000, what: 'a first delivery and a first failure', seen: service.output },
     );
     // Every connection of the service is cut once (its pools, pg-boss's, the feed's listener).
     await db.query(

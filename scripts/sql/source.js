@@ -89,6 +89,8 @@ const SQL_OUTSIDE_REPOSITORIES = {
   'src/database/':
     'the shared database infrastructure: migrations, transactions, probes, prepared statements',
   'src/events/change-event-notifications.ts': 'LISTEN on its own connection (docs/events.md)',
+  'src/webhooks/delivery-queue.ts':
+    "the job queue's take on pg-boss's own pool and tables (docs/webhooks.md)",
   'src/cli.ts': 'an operator command, not a request path',
   'src/seed-demo.ts': 'the demo data generator, not a request path',
 };

@@ -6,6 +6,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type pg from 'pg';
 import PgBoss from 'pg-boss';
 import { DataSource } from 'typeorm';
 import { type AppConfig } from '../config/app-config.js';
@@ -14,11 +15,18 @@ import { withAdvisoryLock } from '../database/database.js';
 import { jobDbOf } from '../database/pg-boss-db.js';
 import { type Transaction } from '../database/transactions.js';
 import { type OutgoingEvent, safeText } from './webhook-sender.js';
+import {
+  JOB_WEBHOOK_COLUMNS,
+  jobWebhookJoin,
+  type JobWebhookRow,
+  type WebhookRow,
+  webhookOfJob,
+} from './webhooks.repository.js';
 
 const DELIVERY_QUEUE = 'webhook-delivery';
 /** pg-boss's tables live in a schema of their own, beside the service's. */
 const SCHEMA = 'pgboss';
-/** Attempts in flight per replica, all webhooks together. */
+/** Jobs in hand per replica (their attempt in flight, or its record waiting to be written), all webhooks together. */
 const IN_FLIGHT = 128;
 /**
  * Attempts in flight per replica for one webhook: a receiver that hangs or trickles holds at most this many,
@@ -30,8 +38,9 @@ const POLL_MS = 1000;
 /** Fetches start at least this far apart, so attempts ending one by one are refilled together. */
 const FETCH_GAP_MS = 5;
 /**
- * What one job may take beyond its attempt's deadline: reading the webhook and recording the attempt, each
- * under the interactive database bound (5 s), and a margin. Past the deadline plus this, a job still active is
+ * What one job may take beyond its attempt's deadline: recording the attempt after the group being recorded
+ * before it, each under the interactive database bound (5 s; the webhook's row comes with the take), and a
+ * margin. Past the deadline plus this, a job still active is
  * taken to belong to a dead replica and is handed to another, so it must exceed the real worst case.
  */
 const JOB_OVERHEAD_SECONDS = 15;
@@ -51,7 +60,27 @@ export interface DeliveryJob {
 export interface QueuedJob {
   id: string;
   data: DeliveryJob;
+  /**
+   * The job's webhook as the statement that took the job read it (null: deleted); undefined when the job did
+   * not come with it, and the handler reads it itself.
+   */
+  webhook?: WebhookRow | null;
 }
+
+/**
+ * What the loop gives a job's handler besides the job: `attemptEnded()` frees the job's slot of its webhook as
+ * soon as the attempt (the receiver's answer, or its failure) is over, before its record is written; the job
+ * keeps its place among the replica's {@link IN_FLIGHT} until the handler ends.
+ */
+export type JobHandler = (job: QueuedJob, attemptEnded: () => void) => Promise<unknown>;
+
+/**
+ * The CTE body that completes the delivery jobs whose ids are the uuid array `ids` (a parameter), as pg-boss's
+ * own `complete` does (state, time, an empty output), for a statement that records their attempts with it.
+ */
+export const completeJobsSql = (ids: string) => `UPDATE ${SCHEMA}.job
+         SET completed_on = now(), state = 'completed', output = '{}'::jsonb
+         WHERE name = '${DELIVERY_QUEUE}' AND id = ANY (${ids}::uuid[]) AND state = 'active'`;
 
 /**
  * The deliveries' job queue: pg-boss 10 on the service's PostgreSQL (docs/decisions.md), worked by a loop of our
@@ -171,7 +200,7 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
    * Starts this replica's loop: every job taken is passed to `handler` at once, on its own. The handler should
    * not throw; if it does, the job is handed back and the loop goes on.
    */
-  work(handler: (job: QueuedJob) => Promise<unknown>): void {
+  work(handler: JobHandler): void {
     this.loop ??= this.run(handler);
   }
 
@@ -181,7 +210,7 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
     this.wakeLoop?.();
   }
 
-  private async run(handler: (job: QueuedJob) => Promise<unknown>): Promise<void> {
+  private async run(handler: JobHandler): Promise<void> {
     while (!this.stopping.signal.aborted) {
       const started = Date.now();
       this.woken = false;
@@ -197,7 +226,7 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   /** Takes what the free slots allow and starts each job; true when a full take suggests more are waiting. */
-  private async fill(handler: (job: QueuedJob) => Promise<unknown>): Promise<boolean> {
+  private async fill(handler: JobHandler): Promise<boolean> {
     const free = IN_FLIGHT - this.running.size;
     if (free <= 0) return false;
     const full = [...this.busy].filter(([, n]) => n >= IN_FLIGHT_PER_WEBHOOK).map(([id]) => id);
@@ -206,21 +235,30 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
     return jobs.length === free;
   }
 
-  private start(job: QueuedJob, handler: (job: QueuedJob) => Promise<unknown>): void {
+  private start(job: QueuedJob, handler: JobHandler): void {
     const webhook = job.data.webhookId;
     this.busy.set(webhook, (this.busy.get(webhook) ?? 0) + 1);
+    let slotHeld = true;
+    // The webhook's slot: freed when the attempt ends (its record is written with others afterwards), or when
+    // the handler ends, whichever comes first.
+    const attemptEnded = () => {
+      if (!slotHeld) return;
+      slotHeld = false;
+      const left = (this.busy.get(webhook) ?? 1) - 1;
+      if (left <= 0) this.busy.delete(webhook);
+      else this.busy.set(webhook, left);
+      this.wake();
+    };
     const done: Promise<void> = (async () => {
       try {
-        await handler(job);
+        await handler(job, attemptEnded);
       } catch (error) {
         this.logger.warn(`Webhook job ${job.id} failed: ${safeText(String(error))}`);
         await this.release(job.id, 'The attempt could not be completed');
       }
     })().finally(() => {
-      const left = (this.busy.get(webhook) ?? 1) - 1;
-      if (left <= 0) this.busy.delete(webhook);
-      else this.busy.set(webhook, left);
       this.running.delete(done);
+      attemptEnded();
       this.wake();
     });
     this.running.add(done);
@@ -233,19 +271,27 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
    */
   private async take(limit: number, full: string[]): Promise<QueuedJob[]> {
     const inFlight = Object.fromEntries(this.busy);
-    const result = await this.boss.getDb().executeSql(
+    const result = await this.takeQuery(
       // The candidates are read without a lock, and only the jobs taken are locked: locking every candidate
       // (as many as the free slots, 120 with one busy webhook) wrote a row lock on each of them for one job.
+      //
+      // Due jobs in the order they became due (start_after; jobs of one dispatch round, with the same start_after
+      // and created_on, in the order they were inserted), the order of pg-boss's fetch index (name, start_after):
+      // the scan stops at the limit. pg-boss's own order (priority DESC, created_on, id; no job here has a
+      // priority, and the ids of a round are random) sorted every due job for each take, a cost that grew with
+      // the backlog.
       `WITH next AS (
-         SELECT id, data->>'webhookId' AS webhook_id, created_on
-         FROM ${SCHEMA}.job
-         WHERE name = $1 AND state < 'active' AND start_after < now()
-           AND NOT (data->>'webhookId' = ANY ($3::text[]))
-         ORDER BY priority DESC, created_on, id
-         LIMIT $2
+         SELECT id, data->>'webhookId' AS webhook_id, row_number() OVER () AS k
+         FROM (
+           SELECT id, data FROM ${SCHEMA}.job
+           WHERE name = $1 AND state < 'active' AND start_after < now()
+             AND NOT (data->>'webhookId' = ANY ($3::text[]))
+           ORDER BY start_after
+           LIMIT $2
+         ) due
        ),
        ranked AS (
-         SELECT id, webhook_id, row_number() OVER (PARTITION BY webhook_id ORDER BY created_on, id) AS n
+         SELECT id, webhook_id, row_number() OVER (PARTITION BY webhook_id ORDER BY k) AS n
          FROM next
        ),
        chosen AS (
@@ -254,20 +300,36 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
          WHERE j.name = $1 AND j.state < 'active'
            AND ranked.n <= $4::int - coalesce(($5::jsonb ->> ranked.webhook_id)::int, 0)
          FOR UPDATE OF j SKIP LOCKED
+       ),
+       taken AS (
+         UPDATE ${SCHEMA}.job j SET
+           state = 'active',
+           started_on = now(),
+           retry_count = CASE WHEN j.started_on IS NOT NULL THEN j.retry_count + 1 ELSE j.retry_count END
+         FROM chosen
+         WHERE j.name = $1 AND j.id = chosen.id
+         RETURNING j.id, j.data
        )
-       UPDATE ${SCHEMA}.job j SET
-         state = 'active',
-         started_on = now(),
-         retry_count = CASE WHEN j.started_on IS NOT NULL THEN j.retry_count + 1 ELSE j.retry_count END
-       FROM chosen
-       WHERE j.name = $1 AND j.id = chosen.id
-       RETURNING j.id, j.data`,
+       -- Each job with its webhook's row, read by this statement: no statement of its own per take.
+       SELECT t.id, t.data, ${JOB_WEBHOOK_COLUMNS}
+       FROM taken t ${jobWebhookJoin('t')}`,
       [DELIVERY_QUEUE, limit, full, IN_FLIGHT_PER_WEBHOOK, JSON.stringify(inFlight)],
     );
-    return (result.rows as { id: string; data: DeliveryJob }[]).map((row) => ({
+    return (result.rows as (JobWebhookRow & { id: string; data: DeliveryJob })[]).map((row) => ({
       id: row.id,
       data: row.data,
+      webhook: webhookOfJob(row),
     }));
+  }
+
+  /**
+   * The take on pg-boss's pool as a named prepared statement: each connection plans it once (planning it cost
+   * as much as running it, every take).
+   */
+  private takeQuery(text: string, values: unknown[]): Promise<{ rows: unknown[] }> {
+    const pool = (this.boss.getDb() as { pool?: pg.Pool }).pool;
+    if (pool === undefined) return this.boss.getDb().executeSql(text, values);
+    return pool.query({ name: 'mas_webhook_take', text, values });
   }
 
   /** Until `ms` have passed, the loop is woken (unless `sleepThrough`), or the service stops. */

@@ -10,7 +10,7 @@ import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Metrics } from '../observability/metrics.js';
 import { type Transaction, Transactions } from '../database/transactions.js';
-import { DeliveryQueue, type QueuedJob } from './delivery-queue.js';
+import { completeJobsSql, DeliveryQueue, type QueuedJob } from './delivery-queue.js';
 import { RetrySchedule } from './retry-schedule.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { TEST_EVENT_TYPE } from './webhook-types.js';
@@ -36,9 +36,14 @@ interface AttemptEntry {
   outcome: DeliveryOutcome;
 }
 
-/** Attempts recorded together at most, and recording transactions at once, per replica. */
-const RECORD_GROUP = 50;
-const RECORDERS = 2;
+/**
+ * Attempts recorded together at most, and recordings at once, per replica. One recorder: attempts that end while
+ * it writes are recorded together next (an attempt's slot is free by then, so nothing waits for it but the
+ * job's completion). A group takes every attempt waiting (a replica has at most 128 jobs in hand), so an attempt
+ * waits for at most the group being written before its own: within the job's expiry margin (delivery-queue.ts).
+ */
+const RECORD_GROUP = 128;
+const RECORDERS = 1;
 
 /**
  * The workers' side: makes one attempt per job, records it, and in the same transaction schedules the next
@@ -97,7 +102,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
       // Unref'd: the daily prune never keeps the process alive on shutdown.
       this.pruneTimer = setInterval(() => void run(), DAY_MS).unref();
     }
-    this.queue.work((job) => this.deliver(job));
+    this.queue.work((job, attemptEnded) => this.deliver(job, attemptEnded));
   }
 
   onApplicationShutdown(): void {
@@ -126,11 +131,13 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
    * keeps the webhook's failure streak and completes the job. Jobs run side by side and each ends on its own,
    * so no attempt waits for another webhook's receiver and a recording that fails touches only its own job
    * (handed back, so its attempt is made again later: the at-least-once case). A replica that dies before the
-   * commit leaves the job active; pg-boss hands it to another replica once it expires. Never throws.
+   * commit leaves the job active; pg-boss hands it to another replica once it expires. `attemptEnded` is
+   * called once the attempt is over, before its record (the webhook's slot is then free). Never throws.
    */
-  async deliver(job: QueuedJob): Promise<DeliveryOutcome | null> {
+  async deliver(job: QueuedJob, attemptEnded: () => void = () => undefined): Promise<DeliveryOutcome | null> {
     try {
-      const webhook = await this.webhookOf(job.data.webhookId);
+      // The row the statement that took the job read with it, if it did.
+      const webhook = job.webhook !== undefined ? job.webhook : await this.webhookOf(job.data.webhookId);
       // Deleted or turned off meanwhile: its pending deliveries are dropped (a test event still goes out).
       if (!webhook || (!webhook.enabled && job.data.event.type !== TEST_EVENT_TYPE)) {
         await this.transactions.run((transaction) => this.queue.complete(job.id, transaction));
@@ -139,6 +146,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
       if (await this.heldByBreaker(job, webhook)) return null;
       const startedAt = new Date();
       const result = await this.attempt(webhook.url, webhook.secret, job, startedAt);
+      attemptEnded();
       // Cut short by shutdown: nothing is recorded, and pg-boss retries the job (the same attempt) later.
       if (this.queue.stopSignal.aborted) {
         await this.queue.release(job.id, 'Interrupted by shutdown');
@@ -242,28 +250,32 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
     try {
       while (this.toRecord.length > 0) {
         const group = this.toRecord.splice(0, RECORD_GROUP);
-        let results: (boolean | Error)[];
-        try {
-          results = await this.transactions.run(async (transaction) => {
-            const each: (boolean | Error | undefined)[] = group.map(() => undefined);
-            await this.recordDeliveredTogether(group, each, transaction);
-            for (const [i, { entry }] of group.entries()) {
-              if (each[i] !== undefined) continue;
-              try {
-                each[i] = await this.webhooks.underSavepoint(transaction, () =>
-                  this.record(entry, transaction),
-                );
-              } catch (error) {
-                each[i] = error instanceof Error ? error : new Error(String(error));
+        const each: (boolean | Error | undefined)[] = group.map(() => undefined);
+        const oneByOne = async (indexes: number[]) => {
+          if (indexes.length === 0) return;
+          try {
+            await this.transactions.run(async (transaction) => {
+              for (const i of indexes) {
+                try {
+                  each[i] = await this.webhooks.underSavepoint(transaction, () =>
+                    this.record(group[i].entry, transaction),
+                  );
+                } catch (error) {
+                  each[i] = error instanceof Error ? error : new Error(String(error));
+                }
               }
-            }
-            return each as (boolean | Error)[];
-          });
-        } catch (error) {
-          results = group.map(() => (error instanceof Error ? error : new Error(String(error))));
-        }
+            });
+          } catch (error) {
+            for (const i of indexes) each[i] = error instanceof Error ? error : new Error(String(error));
+          }
+        };
+        // The attempts not delivered first: once a delivered attempt of the group is in the log, the group's
+        // other attempts are too (as when a group was one transaction).
+        await oneByOne([...group.keys()].filter((i) => group[i].entry.outcome !== 'delivered'));
+        await this.recordDeliveredTogether(group, each);
+        await oneByOne([...group.keys()].filter((i) => each[i] === undefined));
         group.forEach(({ resolve, reject }, i) => {
-          const result = results[i];
+          const result = each[i]!;
           if (result instanceof Error) reject(result);
           else resolve(result);
         });
@@ -274,32 +286,24 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
   }
 
   /**
-   * The group's delivered attempts, recorded together under one savepoint: their rows and the end of their
-   * webhooks' failure streaks in one statement, their jobs completed in another (a delivered attempt schedules
-   * nothing and disables nothing). Sets `each[i]` for those; if anything fails, they are left for one by one.
+   * The group's delivered attempts, recorded together by one statement, a transaction of its own: their rows,
+   * the end of their webhooks' failure streaks and their jobs' completion (a delivered attempt schedules nothing
+   * and disables nothing). Sets `each[i]` for those; if the statement fails, it changed nothing and they are
+   * left to be recorded one by one, each under a savepoint of its own, so that one attempt's record can still
+   * fail only itself.
    */
   private async recordDeliveredTogether(
     group: readonly { entry: AttemptEntry }[],
     each: (boolean | Error | undefined)[],
-    transaction: Transaction,
   ): Promise<void> {
     const delivered = [...group.keys()].filter((i) => group[i].entry.outcome === 'delivered');
     if (delivered.length === 0) return;
-    // Under a savepoint: if the shared statements fail, each attempt is then recorded one by one under its own,
-    // so that one attempt's record can still fail only itself.
-    const together = async () => {
-      const recorded = await this.webhooks.recordDelivered(
-        delivered.map((i) => deliveryOf(group[i].entry)),
-        transaction,
-      );
-      await this.queue.completeAll(
-        delivered.map((i) => group[i].entry.job.id),
-        transaction,
-      );
-      return recorded;
-    };
     try {
-      const fresh = await this.webhooks.underSavepoint(transaction, together);
+      const fresh = await this.webhooks.recordDelivered(
+        delivered.map((i) => deliveryOf(group[i].entry)),
+        undefined,
+        { cte: completeJobsSql, value: delivered.map((i) => group[i].entry.job.id) },
+      );
       delivered.forEach((i, k) => (each[i] = fresh.has(k)));
     } catch (error) {
       this.logger.warn(

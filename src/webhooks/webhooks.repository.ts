@@ -72,8 +72,8 @@ interface DispatchSkipRow {
   moved: number;
 }
 
-/** The columns of a `WebhookRow`, one per property. */
-const COLUMNS = Object.values({
+/** The column of each property of a `WebhookRow`. */
+const WEBHOOK_COLUMNS = {
   id: 'w.id',
   url: 'w.url',
   types: 'w.types',
@@ -83,7 +83,26 @@ const COLUMNS = Object.values({
   created_at: 'w.created_at',
   updated_at: 'w.updated_at',
   failing_since: 'w.failing_since',
-} satisfies PerField<WebhookRow, string>).join(', ');
+} satisfies PerField<WebhookRow, string>;
+const COLUMNS = Object.values(WEBHOOK_COLUMNS).join(', ');
+const WEBHOOK_KEYS = Object.keys(WEBHOOK_COLUMNS) as (keyof WebhookRow)[];
+
+/**
+ * A delivery job's webhook, read by the statement that takes the job (DeliveryQueue): the columns of a
+ * `WebhookRow`, each as `webhook_<property>`, of `webhooks w` joined by {@link jobWebhookJoin}.
+ */
+export const JOB_WEBHOOK_COLUMNS = WEBHOOK_KEYS.map(
+  (key) => `${WEBHOOK_COLUMNS[key]} AS webhook_${key}`,
+).join(', ');
+/** The join of `webhooks w` to the jobs `jobs` (rows with the job's `data`); no row when it was deleted. */
+export const jobWebhookJoin = (jobs: string) =>
+  `LEFT JOIN webhooks w ON w.id = (${jobs}.data->>'webhookId')::bigint`;
+export type JobWebhookRow = { [K in keyof WebhookRow as `webhook_${K}`]: WebhookRow[K] | null };
+/** The `WebhookRow` of a row with {@link JOB_WEBHOOK_COLUMNS}; null when the webhook was deleted. */
+export function webhookOfJob(row: JobWebhookRow): WebhookRow | null {
+  if (row.webhook_id === null) return null;
+  return Object.fromEntries(WEBHOOK_KEYS.map((key) => [key, row[`webhook_${key}`]])) as unknown as WebhookRow;
+}
 const RETURNING = COLUMNS.replaceAll('w.', '');
 /** The columns of a `DeliveryRow`: the delivery's wire fields (delivery.shape.ts), each from its column. */
 const DELIVERY_COLUMNS = DELIVERY_FIELDS.map((field) => `d.${field}`).join(', ');
@@ -174,11 +193,16 @@ export class WebhooksRepository {
   /**
    * Delivered attempts of a group in one statement: their rows (an attempt recorded already is left as it is),
    * and the failure streak ended for every webhook one of them newly delivered to. Returns the index (in
-   * `deliveries`) of each attempt recorded now; the others were recorded before.
+   * `deliveries`) of each attempt recorded now; the others were recorded before. `alsoRun` adds one more
+   * data-modifying CTE to the statement (the completion of the attempts' jobs), its value the parameter it
+   * names; without `manager` the statement runs on its own (one statement is one transaction).
    */
-  async recordDelivered(deliveries: readonly NewDelivery[], manager: EntityManager): Promise<Set<number>> {
-    const rows = await manager.query<{ n: number }[]>(
-      `WITH given AS (
+  async recordDelivered(
+    deliveries: readonly NewDelivery[],
+    manager: EntityManager | undefined,
+    alsoRun?: { cte: (param: string) => string; value: unknown },
+  ): Promise<Set<number>> {
+    const sql = `WITH given AS (
          SELECT * FROM unnest($1::bigint[], $2::varchar[], $3::varchar[], $4::int[], $5::timestamptz[],
                               $6::int[], $7::int[], $8::varchar[])
                 WITH ORDINALITY AS g(webhook_id, event_id, event_type, attempt, at, status_code, duration_ms,
@@ -197,23 +221,32 @@ export class WebhooksRepository {
        cleared AS (
          UPDATE webhooks SET failing_since = NULL
          WHERE id IN (SELECT webhook_id FROM recorded) AND failing_since IS NOT NULL
-       )
+       )${
+         alsoRun
+           ? `,
+       also AS (${alsoRun.cte('$9')})`
+           : ''
+       }
        -- The same attempt twice in a group: the first is the one recorded now.
        SELECT DISTINCT ON (r.webhook_id, r.event_id, r.attempt) g.n::int - 1 AS n
        FROM recorded r
        JOIN given g ON (g.webhook_id, g.event_id, g.attempt) = (r.webhook_id, r.event_id, r.attempt)
-       ORDER BY r.webhook_id, r.event_id, r.attempt, g.n`,
-      [
-        deliveries.map((d) => d.webhook_id),
-        deliveries.map((d) => d.event_id),
-        deliveries.map((d) => d.event_type),
-        deliveries.map((d) => d.attempt),
-        deliveries.map((d) => d.at),
-        deliveries.map((d) => d.status_code),
-        deliveries.map((d) => d.duration_ms),
-        deliveries.map((d) => d.response_excerpt),
-      ],
-    );
+       ORDER BY r.webhook_id, r.event_id, r.attempt, g.n`;
+    const params = [
+      deliveries.map((d) => d.webhook_id),
+      deliveries.map((d) => d.event_id),
+      deliveries.map((d) => d.event_type),
+      deliveries.map((d) => d.attempt),
+      deliveries.map((d) => d.at),
+      deliveries.map((d) => d.status_code),
+      deliveries.map((d) => d.duration_ms),
+      deliveries.map((d) => d.response_excerpt),
+      ...(alsoRun ? [alsoRun.value] : []),
+    ];
+    // On its own, a named prepared statement (planned once per connection); in a transaction, on its runner.
+    const rows = manager
+      ? await manager.query<{ n: number }[]>(sql, params)
+      : await preparedQuery<{ n: number }>(this.dataSource, sql, params);
     return new Set(rows.map((row) => row.n));
   }
 
@@ -294,13 +327,25 @@ export class WebhooksRepository {
   async skipUnwantedEvents(limit: number): Promise<DispatchSkip> {
     const [row] = await preparedQuery<DispatchSkipRow>(
       this.dataSource,
-      `WITH p AS MATERIALIZED (
+      `WITH d AS MATERIALIZED (
          -- Before the first round, from the start (ids and transaction ids are positive).
          SELECT d.last_txid, d.last_event_id,
                 coalesce(d.last_txid, 0) AS after_txid, coalesce(d.last_event_id, 0) AS after_id,
-                -- The feed's horizon: this database's transactions only (docs/events.md).
-                change_event_horizon() AS xmin
+                -- The server's oldest running transaction, from the statement's snapshot (no catalog read).
+                pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS server_xmin
          FROM webhook_dispatch d
+       ),
+       p AS MATERIALIZED (
+         -- The feed's horizon: this database's transactions only (docs/events.md). It lists the server's
+         -- backends (and is planned at each call), so it is asked only when an event lies at or past the
+         -- server's oldest running transaction (the newest event, by the index); otherwise that one serves the
+         -- same events, as in the feed's reads.
+         SELECT d.*,
+                CASE
+                  WHEN (SELECT max(e.txid) FROM change_events e) >= d.server_xmin THEN change_event_horizon()
+                  ELSE d.server_xmin
+                END AS xmin
+         FROM d
        ),
        -- The position and the horizon as scalar subqueries: the comparisons with them are then index
        -- conditions, whatever the planner guesses of the never-analysed singleton table.
