@@ -1,13 +1,19 @@
+// The change feed (GET /api/events): reads, long-poll fan-out, the horizon, retention on a large backlog.
+// One file for these, not one each: Jest evaluates the whole application once per test file (docs/testing.md).
+import pg from 'pg';
 import { ModuleRole } from '../src/course-modules/membership/module-role.js';
-import { ChangeEventsService } from '../src/events/change-events.service.js';
 import { ChangeEventsRepository } from '../src/events/change-events.repository.js';
-import { startTestApp, useTestApp } from './support/app.js';
+import { ChangeEventsService } from '../src/events/change-events.service.js';
+import { Metrics } from '../src/observability/metrics.js';
+import { scratchDatabase, startTestApp, testDatabaseUrl, useTestApp } from './support/app.js';
 import { postCsv } from './support/csv.js';
 import { assignRole, makeModule, makeUser, tokenFor, type UserRow } from './support/factories.js';
 import { freshAdmin } from './support/fresh-admin.js';
 import { request } from './support/http.js';
 import { failure } from './support/modules-fixtures.js';
 import { eventually, image, uploadFile } from './support/users-helpers.js';
+import { waitFor } from './support/wait-for.js';
+import { startReceiver } from './support/webhook-receiver.js';
 
 interface FeedEvent {
   id: string;
@@ -484,5 +490,303 @@ describe('Change events (GET /api/events)', () => {
         await other.close();
       }
     });
+  });
+});
+
+/** Feed reads this replica made, by kind (`change_event_feed_reads_total`, docs/operations.md). */
+async function feedReads(metrics: Metrics): Promise<number> {
+  const metric = metrics.registry.getSingleMetric('change_event_feed_reads_total');
+  if (metric === undefined) throw new Error('change_event_feed_reads_total is not registered');
+  return (await metric.get()).values.reduce((sum, value) => sum + value.value, 0);
+}
+
+/**
+ * docs/events.md, "Long-poll": a commit wakes the requests a replica holds with one read of the feed, whose
+ * events are handed to each request by its own `after`, `types` and `limit`.
+ */
+describe('Long-poll fan-out (GET /api/events?wait=)', () => {
+  const { app, api } = useTestApp({ eventFeedMaxWaiting: 100 });
+  let token: string;
+
+  beforeEach(async () => {
+    ({ token } = await freshAdmin(app, { username: 'root' }));
+  });
+
+  const feed = (query: string) => api.get(`/api/events${query}`, { token });
+
+  it('answers many held requests from one read per wake-up, each by its own after, types and limit', async () => {
+    const service = app.service.app.get(ChangeEventsService);
+    const metrics = app.service.app.get(Metrics);
+    // Two events already there: `start` is before both, `end` after both.
+    const start = (await feed('')).body.data.next as string;
+    await api.post('/api/modules', { token, body: { code: 'FAN001', year: 2026, credits: 5 } });
+    await api.post('/api/users', {
+      token,
+      body: { username: 'fanout', email: 'fanout@example.edu', password: 'a-long-password-1' },
+    });
+    const first = await feed(`?after=${start}`);
+    expect(first.body.data.events.map((event: { type: string }) => event.type)).toEqual([
+      'module.created',
+      'user.created',
+    ]);
+    const end = first.body.data.next as string;
+
+    const all = Array.from({ length: 30 }, () => feed(`?after=${end}&wait=20`));
+    const limited = Array.from({ length: 5 }, () => feed(`?after=${end}&wait=20&limit=1`));
+    // Not their type: these stay held after the commit, and answer empty when their wait is over.
+    const others = Array.from({ length: 5 }, () => feed(`?after=${end}&wait=3&types=user.deleted`));
+    await waitFor(() => service.waiting === 40, { what: '40 held requests' });
+
+    const readsBefore = await feedReads(metrics);
+    const created = await api.post('/api/modules', {
+      token,
+      body: { code: 'FAN002', year: 2026, credits: 5 },
+    });
+    expect(created.status).toBe(201);
+    for (const res of await Promise.all([...all, ...limited])) {
+      expect(res.status).toBe(200);
+      expect(res.body.data.events.map((event: { data: { id: number } }) => event.data.id)).toEqual([
+        created.body.data.id,
+      ]);
+      expect(res.body.data.next).toBe(res.body.data.events[0].id);
+    }
+    const wakeReads = (await feedReads(metrics)) - readsBefore;
+    for (const res of await Promise.all(others)) {
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual({ events: [], next: end });
+    }
+    console.log(`one commit, 40 held requests: ${wakeReads} feed read(s) to answer the 35 it concerned`);
+    // One read per wake-up; a second only if the event was still behind another transaction at the first.
+    expect(wakeReads).toBeLessThanOrEqual(2);
+  });
+});
+
+const LOOPBACK = {
+  backgroundWorkers: true,
+  webhooks: { allowHttp: true, allowPrivate: true, timeoutMs: 1000, retryScale: 0.0001 },
+};
+/** A module create's event shows in the feed and reaches a webhook within this (about 0.1 s when nothing waits). */
+const PROMPT_MS = 5000;
+/** The rows of the long write measured beside single creates: a roster import of the most rows an import takes. */
+const IMPORT_ROWS = 10_000;
+
+const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
+
+/** A session that opened a transaction and took its id (`BEGIN; SELECT pg_current_xact_id()`), left open. */
+async function openTransaction(url: string): Promise<{ xid: string; end(): Promise<void> }> {
+  const client = new pg.Client({ connectionString: url, application_name: 'events-horizon test' });
+  await client.connect();
+  await client.query('BEGIN');
+  const [row] = (await client.query<{ xid: string }>('SELECT pg_current_xact_id()::text AS xid')).rows;
+  return {
+    xid: row.xid,
+    async end() {
+      await client.query('ROLLBACK').catch(() => undefined);
+      await client.end();
+    },
+  };
+}
+
+/**
+ * docs/events.md, "What holds the feed back": the horizon of the feed and of the webhook dispatcher counts the
+ * transactions of the service's own database only. One left open in another database of the same server (another
+ * application, an idle-in-transaction session) holds nothing back; one left open in this database still does,
+ * and what it commits late is still served, after the events that did not wait for it.
+ */
+describe('the change event horizon', () => {
+  const { app, api } = useTestApp(LOOPBACK);
+  let token: string;
+  let foreign: Awaited<ReturnType<typeof scratchDatabase>> | undefined;
+  const open: { end(): Promise<void> }[] = [];
+  let receivers: Awaited<ReturnType<typeof startReceiver>>[] = [];
+
+  beforeEach(async () => {
+    ({ token } = await freshAdmin(app, { username: 'root' }));
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((transaction) => transaction.end()));
+    await Promise.all(receivers.map((receiver) => receiver.close()));
+    receivers = [];
+  });
+  const feedEnd = async (): Promise<string> => {
+    for (let after: string | undefined; ;) {
+      const res = await api.get(`/api/events?limit=1000${after ? `&after=${after}` : ''}`, { token });
+      if (res.body.data.events.length === 0) return res.body.data.next;
+      after = res.body.data.next;
+    }
+  };
+  const createModule = (code: string) =>
+    api.post('/api/modules', { token, body: { code, year: 2026, description: null, credits: 10 } });
+
+  it('serves events and delivers webhooks promptly while another database holds a transaction open', async () => {
+    foreign ??= await scratchDatabase('mas_foreign');
+    // A transaction with an id, open in another database of the same server, for the whole test.
+    const other = await openTransaction(foreign.url);
+    open.push(other);
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    const hook = await api.post('/api/webhooks', {
+      token,
+      body: { url: receiver.url, types: ['module.created'] },
+    });
+    expect(hook.status).toBe(201);
+    const after = await feedEnd();
+
+    const startedAt = Date.now();
+    const created = await createModule('HOR101');
+    expect(created.status).toBe(201);
+    const res = await api.get(`/api/events?after=${after}&wait=${PROMPT_MS / 1000}`, { token });
+    const seenMs = Date.now() - startedAt;
+    expect(
+      res.body.data.events.map((event: { type: string; data: { id: number } }) => event.data.id),
+    ).toEqual([created.body.data.id]);
+    expect(seenMs).toBeLessThan(PROMPT_MS);
+    await receiver.waitFor((got) => got.length === 1, PROMPT_MS);
+    const deliveredMs = receiver.received[0].at - startedAt;
+    expect(JSON.parse(receiver.received[0].body).data.id).toBe(created.body.data.id);
+    console.log(
+      `with a transaction open in another database: in the feed after ${seenMs} ms, delivered after ${deliveredMs} ms`,
+    );
+  });
+
+  it("still waits for the service's own database's open transactions, and then serves what they commit", async () => {
+    const after = await feedEnd();
+    // A transaction of this database that wrote nothing yet: an event it may still write must not be skipped.
+    const own = await openTransaction(testDatabaseUrl());
+    open.push(own);
+    const created = await createModule('HOR201');
+    expect(created.status).toBe(201);
+    const held = await api.get(`/api/events?after=${after}`, { token });
+    expect(held.body.data).toEqual({ events: [], next: after });
+    await own.end();
+    const res = await api.get(`/api/events?after=${after}&wait=${PROMPT_MS / 1000}`, { token });
+    expect(res.body.data.events.map((event: { data: { id: number } }) => event.data.id)).toEqual([
+      created.body.data.id,
+    ]);
+  });
+
+  it("holds other events back only while one of the service's own long writes runs, and says by how much", async () => {
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    await api.post('/api/webhooks', { token, body: { url: receiver.url, types: ['module.created'] } });
+    await app.dataSource.query(
+      `INSERT INTO users (username, email, password_hash)
+       SELECT 'imp' || n, 'imp' || n || '@example.edu', 'x' FROM generate_series(1, $1) n`,
+      [IMPORT_ROWS],
+    );
+    const target = await makeModule(app.dataSource, { code: 'IMP100', year: 2026 });
+    const csv = `user,role\n${Array.from({ length: IMPORT_ROWS }, (_, i) => `imp${i + 1},Student`).join('\n')}\n`;
+    let cursor = await feedEnd();
+
+    // A reader following the feed (long-poll), noting when each module's event reached it.
+    const seenAt = new Map<number, number>();
+    let following = true;
+    const follower = (async () => {
+      while (following) {
+        const res = await api.get(`/api/events?after=${cursor}&types=module.created&wait=2`, { token });
+        for (const event of res.body.data.events as { data: { id: number } }[])
+          seenAt.set(event.data.id, Date.now());
+        cursor = res.body.data.next;
+      }
+    })();
+    // Single creates, one after the other, before, during and after the import.
+    const creates: { id: number; committedAt: number }[] = [];
+    let creating = true;
+    const creator = (async () => {
+      for (let n = 0; creating; n++) {
+        const res = await createModule(`IMS${String(n).padStart(3, '0')}`);
+        expect(res.status).toBe(201);
+        creates.push({ id: res.body.data.id, committedAt: Date.now() });
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    })();
+    await waitFor(() => creates.length >= 5, { what: 'creates before the import' });
+    const importStarted = Date.now();
+    const imported = await postCsv(api, `/api/modules/${target.id}/roster/import`, token, csv);
+    const importEnded = Date.now();
+    expect(imported.status).toBe(200);
+    const countAfter = creates.length;
+    await waitFor(() => creates.length >= countAfter + 5, { what: 'creates after the import' });
+    creating = false;
+    await creator;
+    await waitFor(() => creates.every((create) => seenAt.has(create.id)), {
+      what: 'every create in the feed',
+      timeoutMs: 20_000,
+    });
+    await receiver.waitFor((got) => got.length === creates.length, 20_000);
+    following = false;
+    await follower;
+
+    const deliveredAt = new Map(
+      receiver.received.map((request) => [JSON.parse(request.body).data.id as number, request.at]),
+    );
+    expect([...deliveredAt.keys()].sort()).toEqual(creates.map((create) => create.id).sort());
+    const during = creates.filter(
+      (create) => create.committedAt >= importStarted && create.committedAt <= importEnded,
+    );
+    const feedMs = during.map((create) => Math.max(0, seenAt.get(create.id)! - create.committedAt));
+    const deliveryMs = during.map((create) => Math.max(0, deliveredAt.get(create.id)! - create.committedAt));
+    // Held at most while the import ran: nothing waits past its end by more than a round of the follower.
+    for (const create of during) expect(seenAt.get(create.id)! - importEnded).toBeLessThan(PROMPT_MS);
+    const others = creates.filter((create) => !during.includes(create));
+    const otherMs = others.map((create) => Math.max(0, seenAt.get(create.id)! - create.committedAt));
+    console.log(
+      `roster import of ${IMPORT_ROWS} rows: ${importEnded - importStarted} ms; ${during.length} creates during it: ` +
+        `feed p50 ${percentile(feedMs, 50)} ms, p95 ${percentile(feedMs, 95)} ms, max ${Math.max(...feedMs)} ms; ` +
+        `delivery p50 ${percentile(deliveryMs, 50)} ms, p95 ${percentile(deliveryMs, 95)} ms; ` +
+        `${others.length} creates before and after it: feed p95 ${percentile(otherMs, 95)} ms`,
+    );
+  });
+});
+
+/** More than one batch of the prune (10 000 events a statement), and more than one statement can delete in time. */
+const BACKLOG = 60_000;
+
+/**
+ * docs/events.md, "Cursors, next and retention": the prune runs under the long bound in batches, so a backlog of
+ * any size shrinks (one DELETE under the interactive bound was cancelled every day once the backlog outgrew it).
+ * The interactive bound is cut short here, so that one statement deleting the whole backlog cannot finish in it.
+ */
+describe('Change event retention on a large backlog', () => {
+  const { app, api } = useTestApp({ dbStatementTimeoutMs: 150, eventRetentionDays: 30 });
+
+  it('prunes a backlog larger than one batch, keeps the young events, and moves the watermark to the last', async () => {
+    const { token } = await freshAdmin(app, { username: 'root' });
+    // The backlog, written by a transaction of the test's own past the short bound.
+    await app.dataSource.transaction(async (manager) => {
+      await manager.query(`SET LOCAL statement_timeout = 0`);
+      await manager.query(
+        `INSERT INTO change_events (type, data, at)
+       SELECT 'module.updated', jsonb_build_object('id', n, 'description', repeat('x', 200)), now() - interval '40 days'
+       FROM generate_series(1, $1) n`,
+        [BACKLOG],
+      );
+    });
+    const [last] = await app.dataSource.query<{ txid: string; id: string }[]>(
+      `SELECT e.txid::text AS txid, e.id::text AS id FROM change_events e ORDER BY e.txid DESC, e.id DESC LIMIT 1`,
+    );
+    const created = await api.post('/api/modules', {
+      token,
+      body: { code: 'RET101', year: 2026, credits: 5 },
+    });
+    expect(created.status).toBe(201);
+
+    const started = performance.now();
+    const pruned = await app.service.app.get(ChangeEventsService).prune();
+    const ms = performance.now() - started;
+    console.log(`pruned a backlog of ${BACKLOG} events in ${ms.toFixed(0)} ms`);
+    expect(pruned).toBe(BACKLOG);
+    const left = await app.dataSource.query<{ type: string }[]>(`SELECT type FROM change_events`);
+    expect(left).toEqual([{ type: 'module.created' }]);
+    const [watermark] = await app.dataSource.query<{ txid: string; id: string }[]>(
+      `SELECT txid::text, id::text FROM change_events_pruned`,
+    );
+    expect(watermark).toEqual(last);
+    // The young event is still served from the start.
+    const feed = await api.get('/api/events', { token });
+    expect(feed.body.data.events.map((event: { data: { id: number } }) => event.data.id)).toEqual([
+      created.body.data.id,
+    ]);
   });
 });
