@@ -12,13 +12,15 @@
 //   node bench/writes.js                       embedded PostgreSQL in a temporary directory
 //   DATABASE_URL=postgres://… node bench/writes.js    a database of its own on that server, dropped afterwards
 //   node bench/writes.js --rounds=5 --only=roster,users
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import os from 'node:os';
 import process from 'node:process';
+import { URL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { call, database, startService } from './harness.js';
+import { ratioChart } from './report.js';
 
 const arg = (name, fallback) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -620,6 +622,49 @@ async function main() {
           .map(([toggle, value]) => `${toggle} ${both(value)}`)
           .join(', ')} |`,
     );
+  await writeResults(results);
+}
+
+/** Time targets of the two imports (docs/performance.md): under 2 s and under 3 s for 10 000 rows. */
+const IMPORT_TARGETS_MS = { 'roster import': 2000, 'user import': 3000 };
+
+/**
+ * bench/results/writes.json (the medians) and bench/results/writes.svg: per write, its CPU without the change
+ * event ÷ with it (at least 1 ÷ 1.2 when the event costs at most 20 %), and per import, its time target ÷ its
+ * time (at least 1 when met). docs/images/benchmark-writes.svg is a copy of a recorded run's chart.
+ */
+async function writeResults(results) {
+  const dir = new URL('./results/', import.meta.url);
+  await mkdir(dir, { recursive: true });
+  await writeFile(
+    new URL('writes.json', dir),
+    JSON.stringify({ at: new Date().toISOString(), results }, null, 2) + '\n',
+  );
+  const rows = results.map((row) => ({
+    route: `${row.name}: CPU without ÷ with event`,
+    ratio: row.serviceOff.cpu / row.service.cpu,
+    target: 1 / 1.2,
+  }));
+  for (const row of results) {
+    const target = Object.entries(IMPORT_TARGETS_MS).find(([name]) => row.name.startsWith(name))?.[1];
+    if (target)
+      rows.push({
+        route: `${row.name}: ${target / 1000} s ÷ time`,
+        ratio: target / row.service.wall,
+        target: 1,
+      });
+  }
+  const chart = ratioChart(rows, {
+    title: "Writes: the change event's cost and the imports' time targets (service, medians)",
+    marks: [
+      [1 / 1.2, '0.83'],
+      [1, '1.0'],
+    ],
+    legend:
+      'green: the event costs at most 20 % of the write (≥ 0.83), or the import is within its target (≥ 1); red: not',
+  });
+  await writeFile(new URL('writes.svg', dir), chart);
+  out(`\nwritten: bench/results/writes.json, bench/results/writes.svg`);
 }
 
 try {
