@@ -476,7 +476,6 @@ export const EXAMPLES = {
             next_retry_at: null,
           },
         ],
-        TX,
       ],
     },
     markDelivered: { args: ['301', TX] },

@@ -169,21 +169,6 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
     await this.boss.complete(DELIVERY_QUEUE, id, {}, { db: jobDbOf(transaction) });
   }
 
-  /** Marks jobs done in `transaction`, one statement for them all. */
-  async completeAll(ids: readonly string[], transaction: Transaction): Promise<void> {
-    if (ids.length === 0) return;
-    // pg-boss 10 takes an array of ids where its types say one id. Its typed overload for an array has no data
-    // argument, and at run time reads the options in the data's place: the statement would then run outside
-    // `transaction`, on pg-boss's own pool.
-    const complete = this.boss.complete.bind(this.boss) as (
-      name: string,
-      ids: string[],
-      data: object,
-      options: PgBoss.ConnectionOptions,
-    ) => Promise<void>;
-    await complete(DELIVERY_QUEUE, [...ids], {}, { db: jobDbOf(transaction) });
-  }
-
   /**
    * Hands a job back unfinished (shutdown, or its attempt could not be recorded): pg-boss runs it again soon,
    * on any replica, with the same attempt number. Never throws: a job not handed back expires instead.

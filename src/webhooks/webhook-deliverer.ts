@@ -301,7 +301,6 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
     try {
       const fresh = await this.webhooks.recordDelivered(
         delivered.map((i) => deliveryOf(group[i].entry)),
-        undefined,
         { cte: completeJobsSql, value: delivered.map((i) => group[i].entry.job.id) },
       );
       delivered.forEach((i, k) => (each[i] = fresh.has(k)));

@@ -195,11 +195,10 @@ export class WebhooksRepository {
    * and the failure streak ended for every webhook one of them newly delivered to. Returns the index (in
    * `deliveries`) of each attempt recorded now; the others were recorded before. `alsoRun` adds one more
    * data-modifying CTE to the statement (the completion of the attempts' jobs), its value the parameter it
-   * names; without `manager` the statement runs on its own (one statement is one transaction).
+   * names. The statement runs on its own (one statement is one transaction), as a named prepared statement.
    */
   async recordDelivered(
     deliveries: readonly NewDelivery[],
-    manager: EntityManager | undefined,
     alsoRun?: { cte: (param: string) => string; value: unknown },
   ): Promise<Set<number>> {
     const sql = `WITH given AS (
@@ -243,10 +242,7 @@ export class WebhooksRepository {
       deliveries.map((d) => d.response_excerpt),
       ...(alsoRun ? [alsoRun.value] : []),
     ];
-    // On its own, a named prepared statement (planned once per connection); in a transaction, on its runner.
-    const rows = manager
-      ? await manager.query<{ n: number }[]>(sql, params)
-      : await preparedQuery<{ n: number }>(this.dataSource, sql, params);
+    const rows = await preparedQuery<{ n: number }>(this.dataSource, sql, params);
     return new Set(rows.map((row) => row.n));
   }
 
