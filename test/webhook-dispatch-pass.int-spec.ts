@@ -4,6 +4,7 @@ import { runMigrations } from '../src/database/database.js';
 import { WebhooksRepository } from '../src/webhooks/webhooks.repository.js';
 import pg from 'pg';
 import { scratchDatabase, testDatabaseUrl } from './support/app.js';
+import { waitFor } from './support/wait-for.js';
 
 /**
  * The webhook dispatcher's pass over events no enabled webhook takes (`skipUnwantedEvents`), run by several
@@ -20,7 +21,8 @@ describe('the dispatcher passing over unwanted events, several at once', () => {
     database = await scratchDatabase('mas_dispatch');
     await runMigrations(database.url);
     dataSource = await new DataSource({
-      ...dataSourceOptions(database.url, 4),
+      // Four passes at once and the session that holds the position's row (below).
+      ...dataSourceOptions(database.url, 5),
       logging: false,
     }).initialize();
     webhooks = new WebhooksRepository(dataSource);
@@ -44,11 +46,44 @@ describe('the dispatcher passing over unwanted events, several at once', () => {
     );
     let overlapped = 0;
     let held = 0;
+    const watcher = new pg.Client({ connectionString: database.url });
+    await watcher.connect();
     for (let round = 0; round < 20; round++) {
       await dataSource.query(
         `INSERT INTO change_events (type, data) SELECT 'module.updated', '{}'::jsonb FROM generate_series(1, 50)`,
       );
-      const passes = await Promise.all([1, 2, 3, 4].map(() => webhooks.skipUnwantedEvents(1000)));
+      // The position's row held while the four passes start, so that they read the same position and queue on
+      // its update: the first to move it wins and the others find it moved. Left to the scheduler, four passes
+      // on a busy machine can run one after another and never meet.
+      const holder = dataSource.createQueryRunner();
+      await holder.startTransaction();
+      let settled = false;
+      let passes: Awaited<ReturnType<WebhooksRepository['skipUnwantedEvents']>>[];
+      try {
+        await holder.query(`SELECT 1 FROM webhook_dispatch FOR UPDATE`);
+        const running = Promise.all([1, 2, 3, 4].map(() => webhooks.skipUnwantedEvents(1000))).finally(() => {
+          settled = true;
+        });
+        // Two queued on the row are enough to meet; a pass whose batch is empty (its horizon held, below)
+        // moves nothing and never queues, so all of them ending also ends the wait.
+        await waitFor(
+          async () => {
+            const [{ waiting }] = await watcher
+              .query<{ waiting: number }>(
+                `SELECT count(*)::int AS waiting FROM pg_stat_activity
+               WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+              )
+              .then((result) => result.rows);
+            return waiting >= 2 || settled;
+          },
+          { what: 'two passes queued on the position' },
+        );
+        await holder.commitTransaction();
+        passes = await running;
+      } finally {
+        if (holder.isTransactionActive) await holder.rollbackTransaction();
+        await holder.release();
+      }
       if (passes.some((pass) => pass.busy)) overlapped += 1;
       // A transaction of another database that ends between a pass's snapshot and its read of the server's
       // backends cannot be placed, so it holds that pass's horizon (docs/events.md, "What holds the feed
@@ -64,6 +99,7 @@ describe('the dispatcher passing over unwanted events, several at once', () => {
       const now = await position();
       expect(now.at).toBe(now.newest);
     }
+    await watcher.end();
     // The passes ran into each other at least once (the check above is then about concurrent ones).
     expect(overlapped).toBeGreaterThan(0);
     console.log(
