@@ -15,14 +15,14 @@ export const retentionCutoff = (now: Date, days: number): Date => new Date(now.g
 export function pruneDaily(
   prune: () => Promise<number>,
   what: string,
-  logger: { log(message: string): void; warn(message: string): void },
+  logger: { log(message: string): void; warn(message: string, error: unknown): void },
 ): () => void {
   const run = () =>
     prune()
       .then((pruned) => {
         if (pruned > 0) logger.log(`Pruned ${pruned} ${what} past the retention period`);
       })
-      .catch((error: unknown) => logger.warn(`Could not prune ${what}: ${String(error)}`));
+      .catch((error: unknown) => logger.warn(`Could not prune ${what}`, error));
   void run();
   const timer = setInterval(() => void run(), DAY_MS).unref();
   return () => clearInterval(timer);

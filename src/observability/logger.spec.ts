@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { QueryFailedError } from 'typeorm';
 import { createRootLogger, NestPinoLogger } from './logger.js';
 
 /** A root logger whose JSON lines are kept in `lines`. */
@@ -70,5 +71,31 @@ describe('NestPinoLogger', () => {
       { context: 'Database', msg: 'Applied migrations', err: undefined },
       { context: undefined, msg: 'No stack here', err: undefined },
     ]);
+  });
+
+  it('writes an Error given after the message with its stack, at any level, and leaves out SQL parameters', () => {
+    const { lines, nest } = capture();
+    const error = failure();
+    const failed = new QueryFailedError('UPDATE webhooks SET secret = $1', ['whsec_secret'], failure());
+    const logger = new Logger('Sweeps');
+    Logger.overrideLogger(nest);
+    try {
+      logger.warn('Sweep of stray avatar files failed', error);
+      logger.error('Recording deliveries failed', failed);
+    } finally {
+      Logger.overrideLogger(false);
+    }
+    expect(lines[0]).toMatchObject({
+      level: 40,
+      context: 'Sweeps',
+      msg: 'Sweep of stray avatar files failed',
+      err: { type: 'Error', message: 'the disk is full', stack: error.stack },
+    });
+    expect(lines[1]).toMatchObject({
+      level: 50,
+      msg: 'Recording deliveries failed',
+      err: { type: 'QueryFailedError' },
+    });
+    expect(JSON.stringify(lines[1])).not.toContain('whsec_secret');
   });
 });

@@ -20,6 +20,8 @@ export function createRootLogger(level: LogLevel, destination?: DestinationStrea
         'DATABASE_URL',
         'DATABASE_PASSWORD',
         'url',
+        // A failed statement's bind values (TypeORM's QueryFailedError) may hold secrets or personal data.
+        'err.parameters',
       ],
       censor: '[redacted]',
     },
@@ -31,7 +33,8 @@ export function createRootLogger(level: LogLevel, destination?: DestinationStrea
 /**
  * Nest's own log lines (bootstrap, lifecycle, filter, every `new Logger(context)`) through the same pino instance.
  * Nest calls `error(message, stack?, context?)`: the stack goes into the line as `err.stack` (as pino writes an
- * Error's), and an Error given as the message is written by pino's error serializer, stack included.
+ * Error's); an Error given as the message, or after it at any level, is written by pino's error serializer,
+ * stack included.
  */
 export class NestPinoLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
@@ -49,6 +52,11 @@ export class NestPinoLogger implements LoggerService {
     }
     const text = typeof message === 'string' ? message : JSON.stringify(message);
     const rest = context === undefined ? params : params.slice(0, -1);
+    const error = rest.find((param) => param instanceof Error);
+    if (error !== undefined) {
+      this.logger[level]({ context, err: error }, text);
+      return;
+    }
     const stack = level === 'error' ? rest.find((param) => typeof param === 'string') : undefined;
     this.logger[level](stack === undefined ? { context } : { context, err: { message: text, stack } }, text);
   }

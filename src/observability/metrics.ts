@@ -166,7 +166,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
       registry.metrics().then(
         (body) => response.writeHead(200, { 'content-type': registry.contentType }).end(body),
         (error: unknown) => {
-          this.logger.error(`Collecting metrics failed: ${String(error)}`);
+          this.logger.error('Collecting metrics failed', error);
           response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('Metrics failed\n');
         },
       );

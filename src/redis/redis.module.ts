@@ -30,7 +30,7 @@ export class RedisOutage {
   failed(error: unknown): void {
     if (this.down) return;
     this.down = true;
-    this.logger.warn(`Redis is unreachable; login throttling fails open until it is back: ${String(error)}`);
+    this.logger.warn('Redis is unreachable; login throttling fails open until it is back', error);
   }
 
   succeeded(): void {

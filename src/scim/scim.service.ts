@@ -182,7 +182,7 @@ export class ScimService {
     });
     this.access.invalidate(Number(id));
     await this.storage.remove(avatarFolder(id)).catch((error: unknown) => {
-      this.logger.warn(`Could not remove the avatar of deleted user ${id}: ${String(error)}`);
+      this.logger.warn(`Could not remove the avatar of deleted user ${id}`, error);
     });
   }
 

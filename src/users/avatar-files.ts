@@ -59,7 +59,7 @@ export class AvatarFiles implements OnApplicationBootstrap {
       if (removed.length > 0) this.logger.log(`Removed ${removed.length} stray avatar files or folders`);
     } catch (error) {
       // Leftover files only take disk space until the next start; they must not keep the service from starting.
-      this.logger.warn(`Sweep of stray avatar files failed: ${String(error)}`);
+      this.logger.warn('Sweep of stray avatar files failed', error);
     }
   }
 }

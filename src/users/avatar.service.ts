@@ -99,7 +99,7 @@ export class AvatarService {
 
   private async removeQuietly(key: string): Promise<void> {
     await this.storage.remove(key).catch((error: unknown) => {
-      this.logger.warn(`Could not remove avatar file ${key}: ${String(error)}`);
+      this.logger.warn(`Could not remove avatar file ${key}`, error);
     });
   }
 }

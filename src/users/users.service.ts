@@ -235,7 +235,7 @@ export class UsersService {
     this.access.invalidate(Number(id));
     await this.storage.remove(avatarFolder(id)).catch((error: unknown) => {
       // The user is gone either way; a leftover file is only disk space.
-      this.logger.warn(`Could not remove the avatar of deleted user ${id}: ${String(error)}`);
+      this.logger.warn(`Could not remove the avatar of deleted user ${id}`, error);
     });
   }
 

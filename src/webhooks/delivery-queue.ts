@@ -124,7 +124,7 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
       maintenanceIntervalSeconds: Math.min(this.expireInSeconds, 60),
     });
     // pg-boss reports its own background failures (maintenance, its pool) here; they never end the process.
-    this.boss.on('error', (error: Error) => this.logger.warn(`Job queue: ${safeText(error.message)}`));
+    this.boss.on('error', (error: Error) => this.logger.warn('Job queue error', error));
   }
 
   async onModuleInit(): Promise<void> {
@@ -177,7 +177,7 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
     try {
       await this.boss.fail(DELIVERY_QUEUE, id, { reason: safeText(reason) });
     } catch (error) {
-      this.logger.warn(`Could not hand back webhook job ${id}: ${safeText(String(error))}`);
+      this.logger.warn(`Could not hand back webhook job ${id}`, error);
     }
   }
 
@@ -203,7 +203,7 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
       try {
         more = await this.fill(handler);
       } catch (error) {
-        this.logger.warn(`Taking webhook jobs failed: ${safeText(String(error))}`);
+        this.logger.warn('Taking webhook jobs failed', error);
       }
       if (!more && !this.woken) await this.pause(POLL_MS);
       await this.pause(FETCH_GAP_MS - (Date.now() - started), true);
@@ -238,7 +238,7 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
       try {
         await handler(job, attemptEnded);
       } catch (error) {
-        this.logger.warn(`Webhook job ${job.id} failed: ${safeText(String(error))}`);
+        this.logger.warn(`Webhook job ${job.id} failed`, error);
         await this.release(job.id, 'The attempt could not be completed');
       }
     })().finally(() => {

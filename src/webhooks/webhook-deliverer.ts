@@ -14,7 +14,7 @@ import { completeJobsSql, DeliveryQueue, type QueuedJob } from './delivery-queue
 import { RetrySchedule } from './retry-schedule.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { TEST_EVENT_TYPE } from './webhook-types.js';
-import { type AttemptResult, post, safeText, signedRequest } from './webhook-sender.js';
+import { type AttemptResult, post, signedRequest } from './webhook-sender.js';
 import { WebhookUrlRules } from './webhook-url.js';
 import { HostNotResolved, WebhookUrlNotAllowed, WEBHOOK_URL_NOT_ALLOWED_MESSAGE } from './webhook.errors.js';
 import { urlForAudit } from './webhook-audit.js';
@@ -95,9 +95,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
             if (pruned > 0)
               this.logger.log(`Pruned ${pruned} webhook delivery attempts past the retention period`);
           })
-          .catch((error: unknown) =>
-            this.logger.warn(`Could not prune webhook deliveries: ${String(error)}`),
-          );
+          .catch((error: unknown) => this.logger.warn('Could not prune webhook deliveries', error));
       void run();
       // Unref'd: the daily prune never keeps the process alive on shutdown.
       this.pruneTimer = setInterval(() => void run(), DAY_MS).unref();
@@ -163,9 +161,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
       } catch (error) {
         // Whatever in the answer made the row fail (nothing should: it is made safe), the attempt is kept
         // without it, in a transaction of its own, rather than made again.
-        this.logger.warn(
-          `Recording webhook ${webhook.id}'s attempt failed, kept without the answer: ${safeText(String(error))}`,
-        );
+        this.logger.warn(`Recording webhook ${webhook.id}'s attempt failed, kept without the answer`, error);
         const bare = {
           ...result,
           responseExcerpt: null,
@@ -182,7 +178,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
         setTimeout(() => this.queue.wake(), Math.max(0, next.getTime() - Date.now())).unref();
       return outcome;
     } catch (error) {
-      this.logger.warn(`Webhook delivery job ${job.id} not recorded: ${safeText(String(error))}`);
+      this.logger.warn(`Webhook delivery job ${job.id} not recorded`, error);
       await this.queue.release(job.id, 'The attempt could not be recorded');
       return null;
     }
@@ -305,9 +301,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
       );
       delivered.forEach((i, k) => (each[i] = fresh.has(k)));
     } catch (error) {
-      this.logger.warn(
-        `Recording delivered attempts together failed, one by one instead: ${safeText(String(error))}`,
-      );
+      this.logger.warn('Recording delivered attempts together failed, one by one instead', error);
     }
   }
 

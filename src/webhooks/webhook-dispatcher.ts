@@ -13,7 +13,6 @@ import { ChangeEventsRepository, type StoredChangeEvent } from '../events/change
 import { encodeCursor } from '../events/feed-cursor.js';
 import { type DeliveryJob, DeliveryQueue } from './delivery-queue.js';
 import { takes } from './webhook-types.js';
-import { safeText } from './webhook-sender.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 
 /** Events read and turned into jobs per transaction. */
@@ -90,7 +89,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       try {
         result = await this.dispatchOnce();
       } catch (error) {
-        this.logger.warn(`Dispatching change events to webhooks failed: ${safeText(String(error))}`);
+        this.logger.warn('Dispatching change events to webhooks failed', error);
       }
       if (result && result.jobs > 0) this.queue.wake();
       if (result && result.dispatched === BATCH) {

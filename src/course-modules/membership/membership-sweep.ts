@@ -55,7 +55,7 @@ export class MembershipSweep implements OnApplicationBootstrap, OnApplicationShu
   private tick(): void {
     if (this.running) return;
     this.running = this.sweep()
-      .catch((error: unknown) => this.logger.warn(`Membership sweep failed: ${String(error)}`))
+      .catch((error: unknown) => this.logger.warn('Membership sweep failed', error))
       .finally(() => {
         this.rounds++;
         this.running = undefined;

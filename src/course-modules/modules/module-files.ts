@@ -42,7 +42,7 @@ export class ModuleFiles implements OnApplicationBootstrap {
         try {
           await this.storage.remove(key);
         } catch (error) {
-          this.logger.warn(`Could not remove ${key} from storage: ${String(error)}`);
+          this.logger.warn(`Could not remove ${key} from storage`, error);
         }
       }
     };
@@ -67,7 +67,7 @@ export class ModuleFiles implements OnApplicationBootstrap {
       if (swept.length > 0) this.logger.log(`Removed files of ${swept.length} deleted modules`);
     } catch (error) {
       // Leftover files are harmless until the next start; they must not keep the service from starting.
-      this.logger.warn(`Sweep of deleted modules' files failed: ${String(error)}`);
+      this.logger.warn("Sweep of deleted modules' files failed", error);
     }
   }
 }
