@@ -62,7 +62,6 @@ function signInText({ passwordLogin, sso }: DocsSignIn): string {
   return password;
 }
 
-/** Builds the OpenAPI 3 document from the decorators of every controller. */
 /**
  * Operations written by hand, added as they are: routes whose bodies are not the envelope (SCIM's), which the
  * decorators and {@link completeOperations} cannot describe.
@@ -72,6 +71,7 @@ export interface DocumentAddition {
   schemas: Record<string, unknown>;
 }
 
+/** Builds the OpenAPI 3 document from the decorators of every controller, and `addition` when given. */
 export function buildOpenApiDocument(
   app: INestApplication,
   signIn: DocsSignIn = { passwordLogin: true },

@@ -45,7 +45,7 @@ const ScimBody = () => applyDecorators(Scim(), Header('Content-Type', SCIM_CONTE
 /**
  * SCIM 2.0 (RFC 7643/7644) for an identity provider: Users only, with an integration token of scope `scim`
  * (a user's token → 401, a token without the scope → 403). Registered only when SCIM_ENABLED=true; documented in
- * the OpenAPI document by hand (openapi/scim-paths.ts), as its bodies are SCIM's.
+ * the OpenAPI document by hand (scim.openapi.ts), as its bodies are SCIM's.
  */
 @ApiExcludeController()
 @IntegrationTokens({ scope: 'scim', only: true, wrongScope: scimForbidden })

@@ -139,9 +139,16 @@ const ID = {
   schema: { type: 'string' },
   description: 'The user id as SCIM writes it (a decimal string).',
 };
-const op = (summary: string, responses: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+/** One operation; `method` is the ScimController method that serves it (operationId `Scim.<method>`). */
+const op = (
+  method: string,
+  summary: string,
+  responses: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) => ({
   tags: ['SCIM'],
   summary,
+  operationId: `Scim.${method}`,
   security: [{ bearer: [] }],
   ...extra,
   responses: { ...responses, ...COMMON },
@@ -153,11 +160,15 @@ const userBody = {
 };
 
 const paths = {
-  '/api/scim/v2/ServiceProviderConfig': { get: op('What the service supports', ok(ref('ScimDocument'))) },
-  '/api/scim/v2/ResourceTypes': { get: op('The resource types (User)', ok(ref('ScimDocument'))) },
-  '/api/scim/v2/Schemas': { get: op('The User schema', ok(ref('ScimDocument'))) },
+  '/api/scim/v2/ServiceProviderConfig': {
+    get: op('serviceProviderConfig', 'What the service supports', ok(ref('ScimDocument'))),
+  },
+  '/api/scim/v2/ResourceTypes': {
+    get: op('resourceTypes', 'The resource types (User)', ok(ref('ScimDocument'))),
+  },
+  '/api/scim/v2/Schemas': { get: op('schemas', 'The User schema', ok(ref('ScimDocument'))) },
   '/api/scim/v2/Users': {
-    get: op('List or find users', ok(ref('ScimListResponse')), {
+    get: op('list', 'List or find users', ok(ref('ScimListResponse')), {
       parameters: [
         {
           name: 'filter',
@@ -171,6 +182,7 @@ const paths = {
       ],
     }),
     post: op(
+      'create',
       'Create a user (no password, not admin)',
       {
         201: { description: 'Created; Location is meta.location', content: scimJson(ref('ScimUser')) },
@@ -180,8 +192,9 @@ const paths = {
     ),
   },
   '/api/scim/v2/Users/{id}': {
-    get: op('Read a user', { ...ok(ref('ScimUser')), ...NOT_FOUND }, { parameters: [ID] }),
+    get: op('get', 'Read a user', { ...ok(ref('ScimUser')), ...NOT_FOUND }, { parameters: [ID] }),
     put: op(
+      'replace',
       'Replace a user',
       { ...ok(ref('ScimUser')), ...NOT_FOUND, 409: error('uniqueness') },
       {
@@ -190,6 +203,7 @@ const paths = {
       },
     ),
     patch: op(
+      'patch',
       'Change a user (all operations or none)',
       { ...ok(ref('ScimUser')), ...NOT_FOUND, 409: error('uniqueness') },
       {
@@ -200,9 +214,16 @@ const paths = {
         },
       },
     ),
-    delete: op('Delete a user', { 204: { description: 'Deleted' }, ...NOT_FOUND }, { parameters: [ID] }),
+    delete: op(
+      'remove',
+      'Delete a user',
+      { 204: { description: 'Deleted' }, ...NOT_FOUND },
+      { parameters: [ID] },
+    ),
   },
-  '/api/scim/v2/Groups': { get: op('No groups: always an empty list', ok(ref('ScimListResponse'))) },
+  '/api/scim/v2/Groups': {
+    get: op('groups', 'No groups: always an empty list', ok(ref('ScimListResponse'))),
+  },
 };
 
 /** What the OpenAPI document gains when SCIM is on. */
