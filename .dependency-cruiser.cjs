@@ -5,8 +5,8 @@
  *
  * and every feature may use the shared infrastructure below it: database/, storage/, redis/, csv/, uploads/,
  * openapi/, observability/, core/ and config/, and write to audit/ and events/ (which import no feature). Among
- * the infrastructure: csv/ → openapi/ → core/ → config/, csv/ → uploads/ → core/, http/ → core/, observability/ → config/, and
- * database/, storage/ and redis/ use core/ and config/ only. No other edge between folders is allowed, so the
+ * the infrastructure: csv/ → openapi/ → http/ → core/ → config/, csv/ → uploads/ → core/, observability/ → config/,
+ * database/ and storage/ use core/ and config/ only, redis/ config/ only. No other edge between folders is allowed, so the
  * folders form a graph without cycles (docs/architecture.md draws it).
  */
 const FEATURES = 'auth|users|course-modules|health|webhooks|tokens|scim';

@@ -21,7 +21,7 @@ const database = {
  * - slow: `test/**\/*.slow-spec.ts`, spawned processes, outages, replicas, a browser, the generated client, volume.
  * TEST_TIERS (comma-separated) picks tiers: `npm test` runs unit, integration and e2e, `npm run test:slow` the
  * slow tier, `npm run test:all` (and `npx jest <file>`) every tier. An environment variable, not
- * `--selectProjects`: that option would take the file names after it (`npm test -- test/x.e2e-spec.ts`) as
+ * `--selectProjects`: that option would take the file names after it (`npm test -- test/<name>.e2e-spec.ts`) as
  * project names.
  */
 const TIERS = [

@@ -102,7 +102,7 @@ describe('a typed client generated from the OpenAPI document', () => {
   const { app } = useTestApp();
   let dir: string;
   let schema: string;
-  /** Diagnostics of one strict type-check of both client programs (which also emits session.js). */
+  /** Diagnostics of one strict type-check of both client programs (which also emits the session program). */
   let diagnostics: string[];
 
   beforeAll(async () => {

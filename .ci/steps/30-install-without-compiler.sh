@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # step: npm ci on a fresh clone with no cc, g++, make or python3 on PATH (no dependency builds from source)
-# PATH holds Node, npm and a shell only (.ci/lib/bare-path.sh). A package that falls back to node-gyp fails
+# PATH holds Node, npm and a shell only (bare_path, .ci/lib/clean-room.sh). A package that falls back to node-gyp fails
 # here. Afterwards the password hasher's native binding must load and hash.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

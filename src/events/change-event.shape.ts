@@ -4,7 +4,7 @@ import { fieldsOf } from '../core/wire-shape.js';
  * The change event of the contract (docs/api.md §12) and the `data` of each of its types, the one place they are
  * written. `ChangeEventPayloads` maps each type to its `data`: this folder declares the types it owns the shape
  * of, and each feature adds its own beside its resource's shape (module augmentation, in
- * course-modules/module.shape.ts and users/user.shape.ts), so events/ imports no feature while every
+ * course-modules/modules/module.shape.ts and users/user.shape.ts), so events/ imports no feature while every
  * `record(…)` call is checked against its type's `data`. The OpenAPI schemas (change-event.schemas.ts) and the
  * JSON text the feed builds in SQL (`CHANGE_EVENT_JSON_SQL`, change-events.repository.ts) hold one entry per
  * type and per field, checked when the project compiles (core/wire-shape.ts).

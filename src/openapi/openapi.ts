@@ -12,7 +12,7 @@
  *   a `$ref`. Each feature declares its resources beside its controllers (`*.schemas.ts`).
  * - Query parameters: `@ApiQuery({ name, required: false, schema })`; `ApiPagingQuery()` for page/per_page,
  *   `ApiSortQuery(fields)` for sort.
- * - Added to every operation when the document is built (openapi.setup.ts), from the same metadata the guards
+ * - Added to every operation when the document is built (`completeOperations`, setup.ts), from the same metadata the guards
  *   read: bearer security and 401 unless `@Public()`, 403 when `@AdminOnly()`; for a `*_id` path parameter its
  *   integer schema and 400; for PUT/POST/DELETE (unless multipart) 400 `Malformed JSON body`, 413 and 415;
  *   the route's 500. Declare `@ApiAuthenticated()` anyway where it reads better; the two merge.

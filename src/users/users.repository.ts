@@ -139,7 +139,7 @@ const byId = (id: string | number): FindOptionsWhere<User> => ({ id: id as numbe
 const storable = (values: readonly string[]) => values.filter((value) => !value.includes('\u0000'));
 const lowerNames = (values: readonly string[]) => storable(values).map((value) => value.toLowerCase());
 
-/** The only code that reads or writes the `users` table. */
+/** The `users` table's reads and writes for users/ and auth/ (SCIM's filtered reads: scim-users.repository.ts). */
 @Injectable()
 export class UsersRepository {
   constructor(

@@ -186,7 +186,7 @@ type MemberRow = UserSummarySource & { role: ModuleRole } & MembershipSource;
 /** Arbitrary, fixed (beside the migrations', the first administrator's and the job queue's): one time sweep at a time. */
 const MEMBERSHIP_SWEEP_LOCK = 7_240_015;
 
-/** The only code that reads or writes `user_module_roles` (bar the cascade of a module delete). */
+/** The writes of `user_module_roles` and the people lists (module reads also join it: course-modules.repository.ts). */
 @Injectable()
 export class ModuleRolesRepository {
   constructor(

@@ -257,7 +257,7 @@ const MODULE_PROPERTIES = [
 const MODULE_RETURNING = `RETURNING id, code, year, description, credits,
             created_at AS "createdAt", updated_at AS "updatedAt"`;
 
-/** The only code that reads or writes the `modules` table (and deletes what belongs to a module). */
+/** The `modules` table's reads and writes, and the deletes of what belongs to a module. */
 @Injectable()
 export class CourseModulesRepository {
   constructor(@InjectRepository(CourseModule) private readonly modules: Repository<CourseModule>) {}
