@@ -782,5 +782,18 @@ describe('Integration tokens (/api/tokens, docs/api.md §14)', () => {
       expect((await api.get('/api/events', { token })).status).toBe(200);
       expect(Date.parse((await lastUsed())!)).toBeGreaterThan(Date.parse(old!));
     });
+
+    it('does not set last_used_at on a call it refuses for the scope', async () => {
+      const { id, token } = await newToken(['events']);
+      const lastUsed = async () =>
+        (await api.get('/api/tokens', { token: adminToken })).body.data.find(
+          (t: { id: number }) => t.id === id,
+        ).last_used_at as string | null;
+      expect((await api.get('/api/users', { token })).body).toEqual(INVALID);
+      expect((await api.get('/api/users/export.csv', { token })).body).toEqual(INVALID);
+      expect(await lastUsed()).toBeNull();
+      expect((await api.get('/api/events', { token })).status).toBe(200);
+      expect(await lastUsed()).toMatch(TIMESTAMP);
+    });
   });
 });

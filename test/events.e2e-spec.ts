@@ -9,6 +9,7 @@ import { scratchDatabase, startTestApp, testDatabaseUrl, useTestApp } from './su
 import { postCsv } from './support/csv.js';
 import { assignRole, makeModule, makeUser, tokenFor, type UserRow } from './support/factories.js';
 import { freshAdmin } from './support/fresh-admin.js';
+import { makeIntegrationToken } from './support/token-fixtures.js';
 import { request } from './support/http.js';
 import { failure } from './support/modules-fixtures.js';
 import { eventually, image, uploadFile } from './support/users-helpers.js';
@@ -182,6 +183,40 @@ describe('Change events (GET /api/events)', () => {
       expect(quiet.body.data).toEqual({ events: [], next: cursor });
       expect(waited).toBeGreaterThanOrEqual(950);
       expect(waited).toBeLessThan(3000);
+      expect(service.waiting).toBe(0);
+    });
+
+    it('holds at most 10 waiting requests of one integration token; the 11th gets 429 at once', async () => {
+      const service = app.service.app.get(ChangeEventsService);
+      const { token: lms } = await makeIntegrationToken(app.dataSource, ['events']);
+      const after = await end();
+      const poll = (bearer: string, wait: number) =>
+        api.get(`/api/events?after=${after}&wait=${wait}`, { token: bearer });
+      const polls = Array.from({ length: 9 }, () => poll(lms, 30));
+      const short = poll(lms, 1);
+      await held(service, 10);
+      expect(await poll(lms, 30)).toMatchObject({
+        status: 429,
+        body: failure('Too many requests, try again later'),
+      });
+      // Without wait the token holds no place, and an admin's wait is not counted against it.
+      expect((await api.get(`/api/events?after=${after}`, { token: lms })).status).toBe(200);
+      polls.push(poll(token, 30));
+      await held(service, 11);
+      // Once one of its requests is answered, the token's next one waits again.
+      expect(await short).toMatchObject({ status: 200, body: { data: { events: [], next: after } } });
+      await held(service, 10);
+      polls.push(poll(lms, 30));
+      await held(service, 11);
+      const write = await api.post('/api/modules', {
+        token,
+        body: { code: 'LMS101', year: 2026, credits: 5 },
+      });
+      expect(write.status).toBe(201);
+      for (const res of await Promise.all(polls)) {
+        expect(res.status).toBe(200);
+        expect(types(res.body.data.events)).toEqual(['module.created']);
+      }
       expect(service.waiting).toBe(0);
     });
   });

@@ -921,6 +921,16 @@ describe('Roster import and export', () => {
       expect(lines.slice(1).map((line) => line.split(',')[1])).toEqual(['bob', 'ann', "'-cmd"]);
       expect(lines[3]).toMatch(/^\d+,'-cmd,"'=evil,""x""@example.edu",Student,active,,,active$/);
 
+      // A spreadsheet whose list separator is ; splits no cell, and full-width formula starts are guarded.
+      const wide = await makeUser(app.dataSource, { username: 'wide', email: '－1;=2@example.edu' });
+      await assignRole(app.dataSource, wide.id, mod.id, ModuleRole.Student);
+      const guarded = await fetch(`${app.url}/api/modules/${mod.id}/roster.csv?query=wide`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(csvLines(await guarded.text())[1]).toBe(
+        `${wide.id},wide,"'－1;=2@example.edu",Student,active,,,active`,
+      );
+
       const students = await fetch(`${app.url}/api/modules/${mod.id}/roster.csv?role=student&query=an`, {
         headers: { authorization: `Bearer ${token}` },
       });

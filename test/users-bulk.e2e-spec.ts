@@ -374,6 +374,17 @@ describe('Users export (GET /api/users/export.csv)', () => {
     expect(filtered.slice(1).map((line) => line.split(',')[1])).toEqual(['cid']);
   });
 
+  it('guards cells for spreadsheets: ; always quoted, full-width formula starts prefixed', async () => {
+    const dee = await makeUser(app.dataSource, { username: 'dee', email: 'dee@example.edu' });
+    await app.dataSource.query(
+      `UPDATE users SET display_name = 'x;=1+1', given_name = '＝1+1', family_name = '＠SUM(A1)' WHERE id = $1`,
+      [dee.id],
+    );
+    const lines = csvLines(await (await download('?query=dee')).text());
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain(`,'＝1+1,'＠SUM(A1),"x;=1+1",,true`);
+  });
+
   it('answers errors before the first byte as JSON envelopes', async () => {
     expect(await api.get('/api/users/export.csv?sort=password', { token })).toMatchObject({
       status: 400,

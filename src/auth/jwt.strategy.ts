@@ -104,6 +104,10 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') implements Re
     return undefined;
   }
 
+  admitted(caller: AuthUser): Promise<void> | undefined {
+    return caller.integration && this.integrationTokens.used(caller.integration.tokenId);
+  }
+
   override authenticate(request: Parameters<Strategy['authenticate']>[0], options?: unknown): void {
     const calls = this as unknown as StrategyCalls;
     const answer = this.remembered(request as BearerRequest);

@@ -47,8 +47,10 @@ export class JwtAuthGuard extends AuthGuard('jwt') implements OnModuleInit {
     return remembered.then(
       (user) => {
         request.authInfo = undefined;
-        request.user = this.handleRequest(null, user, undefined, context);
-        return true;
+        const caller = this.handleRequest(null, user, undefined, context);
+        request.user = caller;
+        const use = this.bearer!.admitted(caller);
+        return use === undefined ? true : use.then(() => true);
       },
       (error: unknown) => this.handleRequest(error, false, undefined, context),
     );

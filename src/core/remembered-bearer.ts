@@ -16,4 +16,10 @@ export interface BearerRequest {
  */
 export abstract class RememberedBearer {
   abstract remembered(request: BearerRequest): Promise<AuthUser> | undefined;
+
+  /**
+   * The guard let `caller` through to the route (its scope included): what counts as a use is recorded now, so
+   * a refused call never counts (an integration token's `last_used_at`). Undefined when there is nothing to do.
+   */
+  abstract admitted(caller: AuthUser): Promise<void> | undefined;
 }

@@ -1,13 +1,25 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { AdminOnly, IntegrationTokens, ResponseMessage } from '../core/decorators.js';
+import {
+  AdminOnly,
+  type AuthUser,
+  CurrentUser,
+  IntegrationTokens,
+  ResponseMessage,
+} from '../core/decorators.js';
 import { type JsonText } from '../core/json-text.js';
 import { ApiErrors, ApiOk, schema } from '../openapi/openapi.js';
 import { ChangeEventSchema, CURSOR_EXAMPLE } from './change-event.schemas.js';
 import { type Query as QueryParams } from '../core/query.js';
 import { readFeedParams } from './feed-params.js';
 import { CHANGE_EVENT_TYPES, INVALID_EVENT_TYPE_MESSAGE } from './change-event-types.js';
-import { CURSOR_EXPIRED_MESSAGE, FEED_BUSY_MESSAGE, INVALID_CURSOR_MESSAGE } from './change-event.errors.js';
+import {
+  CURSOR_EXPIRED_MESSAGE,
+  FEED_BUSY_MESSAGE,
+  INTEGRATION_TOKEN_MAX_WAITING,
+  INVALID_CURSOR_MESSAGE,
+  TOKEN_WAITING_MESSAGE,
+} from './change-event.errors.js';
 import { type FeedAnswer, ChangeEventsService } from './change-events.service.js';
 import { FEED_LIMIT_DEFAULT, FEED_LIMIT_MAX, FEED_WAIT_MAX_SECONDS } from './feed-params.js';
 
@@ -42,7 +54,8 @@ export class ChangeEventsController {
     description:
       'A reader that always passes the last `next` as `after` sees every event exactly once, in a fixed order, ' +
       'even with concurrent writers on several replicas. With `wait`, a request that finds nothing new is held ' +
-      'until an event arrives or the time passes. An `after` older than the retention window is 410.',
+      'until an event arrives or the time passes. An `after` older than the retention window is 410. One ' +
+      `integration token holds at most ${INTEGRATION_TOKEN_MAX_WAITING} waiting requests per replica (429 beyond).`,
   })
   @ApiQuery({
     name: 'after',
@@ -77,9 +90,10 @@ export class ChangeEventsController {
       'wait must be an integer',
     ],
     410: [CURSOR_EXPIRED_MESSAGE],
+    429: [TOKEN_WAITING_MESSAGE],
     503: [FEED_BUSY_MESSAGE],
   })
-  feed(@Query() query: QueryParams): Promise<JsonText<FeedAnswer>> {
-    return this.changeEvents.feed(readFeedParams(query));
+  feed(@Query() query: QueryParams, @CurrentUser() caller: AuthUser): Promise<JsonText<FeedAnswer>> {
+    return this.changeEvents.feed(readFeedParams(query), caller.integration?.tokenId ?? null);
   }
 }

@@ -14,7 +14,12 @@ import { JsonText } from '../core/json-text.js';
 import { pruneDaily, pruneInBatches, retentionCutoff } from '../database/retention.js';
 import { type Transaction, Transactions } from '../database/transactions.js';
 import { type ChangeEventType, type NewChangeEvent } from './change-event-types.js';
-import { CursorExpired, FeedBusy } from './change-event.errors.js';
+import {
+  CursorExpired,
+  FeedBusy,
+  INTEGRATION_TOKEN_MAX_WAITING,
+  TokenWaitingFull,
+} from './change-event.errors.js';
 import { ChangeEventNotifications } from './change-event-notifications.js';
 import { type ChangeEventResponse } from './change-event.shape.js';
 import { type FeedPageJson, ChangeEventsRepository } from './change-events.repository.js';
@@ -38,6 +43,8 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
   private stopPruning: (() => void) | undefined;
   /** Requests of this replica holding a long-poll slot now. */
   private holding = 0;
+  /** Of those, the ones each integration token holds, by token id. */
+  private readonly holdingByToken = new Map<number, number>();
   private readonly reads: Counter<'read'>;
   /** The requests this replica holds, answered together from one read per wake-up. */
   private readonly waiters: FeedWaiters;
@@ -113,8 +120,8 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
     return this.holding;
   }
 
-  /** `GET /api/events`. */
-  async feed(params: FeedParams): Promise<JsonText<FeedAnswer>> {
+  /** `GET /api/events`; `tokenId` names the integration token calling, null for a person. */
+  async feed(params: FeedParams, tokenId: number | null = null): Promise<JsonText<FeedAnswer>> {
     const deadline = Date.now() + params.waitMs;
     let holding = false;
     try {
@@ -139,8 +146,11 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
           return this.answer(params, page);
         }
         if (!holding) {
+          const ofToken = tokenId === null ? 0 : (this.holdingByToken.get(tokenId) ?? 0);
+          if (ofToken >= INTEGRATION_TOKEN_MAX_WAITING) throw new TokenWaitingFull();
           if (this.holding >= this.config.eventFeedMaxWaiting) throw new FeedBusy();
           this.holding += 1;
+          if (tokenId !== null) this.holdingByToken.set(tokenId, ofToken + 1);
           holding = true;
         }
         const outcome = await this.waiters.wait({
@@ -169,8 +179,16 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
         }
       }
     } finally {
-      if (holding) this.holding -= 1;
+      if (holding) this.release(tokenId);
     }
+  }
+
+  private release(tokenId: number | null): void {
+    this.holding -= 1;
+    if (tokenId === null) return;
+    const left = (this.holdingByToken.get(tokenId) ?? 1) - 1;
+    if (left <= 0) this.holdingByToken.delete(tokenId);
+    else this.holdingByToken.set(tokenId, left);
   }
 
   private answer(params: FeedParams, page: FeedPageJson): JsonText<FeedAnswer> {

@@ -38,7 +38,10 @@ export class IntegrationTokenCheck {
         : undefined;
   }
 
-  /** The caller a token speaks for, or 401 `Invalid or expired token`. */
+  /**
+   * The caller a token speaks for, or 401 `Invalid or expired token`. Its use is recorded by {@link used} once
+   * the route's scope let it through.
+   */
   async caller(text: string): Promise<AuthUser> {
     if (!isTokenText(text)) throw new InvalidToken();
     let cached = this.rows?.get(text);
@@ -56,9 +59,15 @@ export class IntegrationTokenCheck {
     ) {
       throw new InvalidToken();
     }
-    const id = Number(row.id);
-    await this.touch(id, now);
-    return { id: 0, admin: false, integration: { tokenId: id, scopes: row.scopes } };
+    return { id: 0, admin: false, integration: { tokenId: Number(row.id), scopes: row.scopes } };
+  }
+
+  /** A call the token was let through for (its scope checked): `last_used_at`, at most once a minute. */
+  used(id: number): Promise<void> | undefined {
+    const now = this.clock.now();
+    const last = this.touched.get(id);
+    if (last !== undefined && now - last < TOUCH_INTERVAL_MS) return undefined;
+    return this.touch(id, now);
   }
 
   /** Called by this process when it revokes a token. */
@@ -67,8 +76,6 @@ export class IntegrationTokenCheck {
   }
 
   private async touch(id: number, now: number): Promise<void> {
-    const last = this.touched.get(id);
-    if (last !== undefined && now - last < TOUCH_INTERVAL_MS) return;
     this.touched.set(id, now);
     try {
       await this.tokens.touch(id);
