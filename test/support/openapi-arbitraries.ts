@@ -15,16 +15,6 @@ export interface KnownIds {
   module: number[];
 }
 
-/** A request ready to send. */
-export interface FuzzRequest {
-  method: string;
-  path: string;
-  /** What was sent, for the failure report. */
-  description: string;
-  headers: Record<string, string>;
-  body?: string | Buffer;
-}
-
 const MAX_VALID_ITEMS = 3;
 const MAX_VALID_STRING = 40;
 

@@ -84,12 +84,6 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
 /** Whether some signed-in callers are refused (403): admin-only and module-scoped routes. */
 export const isRestricted = (access: Access) => access !== 'public' && access !== 'signed-in';
 
-/** The rows of `access`, sorted. */
-export const routesWith = (access: Access) =>
-  Object.keys(ROUTE_ACCESS)
-    .filter((key) => ROUTE_ACCESS[key] === access)
-    .sort();
-
 /**
  * How the table and the routes the application serves (`METHOD /path/{param}`, as `servedRoutes` reads them from
  * the router) differ: routes without a row, and rows for no route. Both are empty when the table is complete.

@@ -52,9 +52,6 @@ export interface MembershipWrite {
   endsAt: Date | null;
 }
 
-/** The CHECK constraint that holds `ends_at` after `starts_at` on every row. */
-export const DATES_CONSTRAINT = 'ck_user_module_roles_dates';
-
 /** The effective status of the role row aliased `row`, at `at` (an SQL expression; the statement's time by default). */
 export const effectiveStatusOf = (row: string, at = 'now()') =>
   `membership_effective(${row}.status, ${row}.starts_at, ${row}.ends_at, ${at})`;
