@@ -5,6 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { Transactions } from '../src/database/transactions.js';
 import { CHANGE_EVENTS_CHANNEL } from '../src/events/change-events.repository.js';
 import { Metrics } from '../src/observability/metrics.js';
+import { DeliveryQueue } from '../src/webhooks/delivery-queue.js';
 import { WebhookDeliverer } from '../src/webhooks/webhook-deliverer.js';
 import { HostResolver } from '../src/webhooks/webhook-url.js';
 import { useTestApp } from './support/app.js';
@@ -424,6 +425,44 @@ describe('Webhooks (/api/webhooks)', () => {
       expect(app.config.eventRetentionDays).toBe(30);
       expect(await app.service.app.get(WebhookDeliverer).prune()).toBe(1);
       expect((await deliveries(id)).map((row) => row.event_id)).toEqual(['new']);
+    });
+
+    it('prunes delivery jobs, archived ones too, whose event is older than EVENT_RETENTION_DAYS', async () => {
+      const { id } = (await create({ url: 'http://127.0.0.1:9/a', types: ['*'] })).body.data;
+      const daysAgo = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString();
+      const job = (eventId: string, days: number) => ({
+        webhookId: String(id),
+        event: { id: eventId, type: 'user.created', at: daysAgo(days), data: { email: 'ann@example.edu' } },
+        attempt: 2,
+        firstAt: daysAgo(days),
+      });
+      // Not due for an hour: no replica takes them while the test looks.
+      const later = new Date(Date.now() + 3_600_000);
+      await app.service.app
+        .get(Transactions)
+        .run((transaction) =>
+          app.service.app
+            .get(DeliveryQueue)
+            .enqueue([job('old-job', 31), job('old-archived', 31), job('new-job', 29)], later, transaction),
+        );
+      // One of the old jobs done and archived, as pg-boss's maintenance leaves a job (kept 7 days there).
+      const columns = `id, name, priority, data, state, retry_limit, retry_count, retry_delay, retry_backoff,
+        start_after, started_on, singleton_key, singleton_on, expire_in, created_on, completed_on, keep_until,
+        dead_letter, policy, output`;
+      await app.dataSource.query(
+        `WITH done AS (
+           DELETE FROM pgboss.job WHERE name = 'webhook-delivery' AND data->'event'->>'id' = 'old-archived'
+           RETURNING *
+         )
+         INSERT INTO pgboss.archive (${columns}) SELECT ${columns} FROM done`,
+      );
+      await app.service.app.get(WebhookDeliverer).prune();
+      const left = await app.dataSource.query<{ id: string }[]>(
+        `SELECT data->'event'->>'id' AS id FROM pgboss.job WHERE data->>'webhookId' = $1
+         UNION ALL SELECT data->'event'->>'id' FROM pgboss.archive WHERE data->>'webhookId' = $1`,
+        [String(id)],
+      );
+      expect(left.map((row) => row.id)).toEqual(['new-job']);
     });
 
     it('disables a webhook whose deliveries keep failing for the whole window, with an audit event', async () => {

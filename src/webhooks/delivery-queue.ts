@@ -120,6 +120,8 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
       schedule: false,
       // Maintenance (expiring and archiving jobs) is background work: off where the workers are (tests).
       supervise: config.backgroundWorkers,
+      // Archived jobs hold their events: never kept longer than the events (the daily prune removes them sooner).
+      deleteAfterDays: config.eventRetentionDays > 0 ? Math.min(7, config.eventRetentionDays) : 7,
       // Expired jobs are noticed within one interval; the maintenance runs on one replica at a time.
       maintenanceIntervalSeconds: Math.min(this.expireInSeconds, 60),
     });
@@ -332,6 +334,29 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
       signal.addEventListener('abort', finish, { once: true });
     });
     this.wakeLoop = undefined;
+  }
+
+  /**
+   * Deletes up to `limit` delivery jobs of pg-boss's `table` (`job`: waiting, active, or completed and not yet
+   * archived; `archive`: what its maintenance moved there) whose event is older than `cutoff`, in `transaction`;
+   * how many it deleted. A job's payload is a copy of its event (a user's email, say), so it goes with the event's
+   * retention, not pg-boss's own (docs/webhooks.md, "Retention").
+   */
+  async pruneJobsBefore(
+    table: 'job' | 'archive',
+    cutoff: Date,
+    limit: number,
+    transaction: Transaction,
+  ): Promise<number> {
+    const [, deleted] = await transaction.query<[unknown[], number]>(
+      `DELETE FROM ${SCHEMA}.${table} WHERE name = $1 AND id IN (
+         SELECT id FROM ${SCHEMA}.${table}
+         WHERE name = $1 AND (data->'event'->>'at')::timestamptz < $2
+         LIMIT $3
+       )`,
+      [DELIVERY_QUEUE, cutoff, limit],
+    );
+    return deleted;
   }
 
   /** The time of the oldest event still waiting for a delivery (a job not yet completed or given up). */

@@ -93,7 +93,9 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
         this.prune()
           .then((pruned) => {
             if (pruned > 0)
-              this.logger.log(`Pruned ${pruned} webhook delivery attempts past the retention period`);
+              this.logger.log(
+                `Pruned ${pruned} webhook delivery attempts and jobs past the retention period`,
+              );
           })
           .catch((error: unknown) => this.logger.warn('Could not prune webhook deliveries', error));
       void run();
@@ -107,18 +109,36 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
     clearInterval(this.pruneTimer);
   }
 
-  /** Deletes delivery attempts older than EVENT_RETENTION_DAYS (the events' own retention); 0 keeps them. */
+  /**
+   * Deletes what holds a copy of an event past EVENT_RETENTION_DAYS (the events' own retention; 0 keeps them):
+   * delivery attempts older than the window, and delivery jobs (pg-boss's, archived ones too) whose event is.
+   * Returns how many rows it deleted.
+   */
   async prune(now = new Date()): Promise<number> {
     const days = this.config.eventRetentionDays;
     if (days === 0) return 0;
     const cutoff = new Date(now.getTime() - days * DAY_MS);
-    // In batches, each a transaction of its own under the long bound: a large backlog (a first prune, a
-    // retention shortened) shrinks batch by batch instead of failing whole at the interactive bound.
+    return (
+      (await this.pruneInBatches((transaction) =>
+        this.webhooks.pruneDeliveriesBefore(cutoff, PRUNE_BATCH, transaction),
+      )) +
+      (await this.pruneInBatches((transaction) =>
+        this.queue.pruneJobsBefore('job', cutoff, PRUNE_BATCH, transaction),
+      )) +
+      (await this.pruneInBatches((transaction) =>
+        this.queue.pruneJobsBefore('archive', cutoff, PRUNE_BATCH, transaction),
+      ))
+    );
+  }
+
+  /**
+   * In batches, each a transaction of its own under the long bound: a large backlog (a first prune, a retention
+   * shortened) shrinks batch by batch instead of failing whole at the interactive bound.
+   */
+  private async pruneInBatches(batch: (transaction: Transaction) => Promise<number>): Promise<number> {
     let total = 0;
     for (;;) {
-      const deleted = await this.transactions.runLong((transaction) =>
-        this.webhooks.pruneDeliveriesBefore(cutoff, PRUNE_BATCH, transaction),
-      );
+      const deleted = await this.transactions.runLong(batch);
       total += deleted;
       if (deleted < PRUNE_BATCH || this.queue.stopSignal.aborted) return total;
     }
