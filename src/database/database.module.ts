@@ -1,8 +1,7 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { dataSourceOptions } from '../../ormconfig.js';
 import { type AppConfig } from '../config/app-config.js';
-import { interactiveTimeouts } from './database.js';
+import { requestPoolOptions } from './database.js';
 import { Transactions } from './transactions.js';
 
 /**
@@ -18,9 +17,8 @@ export class DatabaseModule {
       module: DatabaseModule,
       imports: [
         TypeOrmModule.forRoot({
-          ...dataSourceOptions(config.databaseUrl, config.dbPoolSize, interactiveTimeouts(config)),
-          // Migrations ran before the module was built (see runMigrations); fail fast if the server is gone.
-          migrationsRun: false,
+          ...requestPoolOptions(config),
+          // Fail fast if the server is gone.
           retryAttempts: 3,
           retryDelay: 1000,
         }),

@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import { DEFAULT_LONG_TIMEOUTS, type DatabaseTimeouts, dataSourceOptions } from '../../ormconfig.js';
 import { type AppConfig } from '../config/app-config.js';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres.js';
@@ -24,6 +24,17 @@ export function interactiveTimeouts(config: AppConfig): DatabaseTimeouts {
     statementMs: config.dbStatementTimeoutMs,
     queryMs: config.dbQueryTimeoutMs,
     connectMs: config.dbConnectTimeoutMs,
+  };
+}
+
+/**
+ * The request pool's data source: the one description of the database (`dataSourceOptions`), with the pool size
+ * and the interactive bounds from the settings. Migrations ran before it is built (see runMigrations).
+ */
+export function requestPoolOptions(config: AppConfig & { databaseUrl: string }): DataSourceOptions {
+  return {
+    ...dataSourceOptions(config.databaseUrl, config.dbPoolSize, interactiveTimeouts(config)),
+    migrationsRun: false,
   };
 }
 
