@@ -38,12 +38,21 @@ const POLL_MS = 1000;
 /** Fetches start at least this far apart, so attempts ending one by one are refilled together. */
 const FETCH_GAP_MS = 5;
 /**
- * What one job may take beyond its attempt's deadline: recording the attempt after the group being recorded
- * before it, each under the interactive database bound (5 s; the webhook's row comes with the take), and a
- * margin. Past the deadline plus this, a job still active is
- * taken to belong to a dead replica and is handed to another, so it must exceed the real worst case.
+ * How long a delivery job stays active before pg-boss takes its replica for dead and hands it to another
+ * replica, which makes the attempt again: the attempt's deadline (WEBHOOK_TIMEOUT_MS), then its record after
+ * the group recorded before it — for each of the two groups, a pooled connection (DB_CONNECT_TIMEOUT_MS) and
+ * the statement that records a group's delivered attempts (DB_QUERY_TIMEOUT_MS, the client's bound on one
+ * statement) — and a second of slack. A group of failed attempts is several statements per attempt and can take
+ * longer on a slow database; docs/webhooks.md ("Crash") says what then happens.
  */
-const JOB_OVERHEAD_SECONDS = 15;
+export function jobExpirySeconds(
+  config: Pick<AppConfig, 'dbConnectTimeoutMs' | 'dbQueryTimeoutMs'> & {
+    webhooks: Pick<AppConfig['webhooks'], 'timeoutMs'>;
+  },
+): number {
+  const recordMs = 2 * (config.dbConnectTimeoutMs + config.dbQueryTimeoutMs);
+  return Math.ceil((config.webhooks.timeoutMs + recordMs) / 1000) + 1;
+}
 /** Arbitrary, fixed (beside the migrations' and the first administrator's): replicas create the queue in turn. */
 const QUEUE_SETUP_LOCK = 7_240_002;
 
@@ -109,7 +118,7 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
     @Inject(APP_CONFIG) config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {
-    this.expireInSeconds = Math.ceil(config.webhooks.timeoutMs / 1000) + JOB_OVERHEAD_SECONDS;
+    this.expireInSeconds = jobExpirySeconds(config);
     this.boss = new PgBoss({
       // The database the service settled on at boot (DATABASE_URL, or the embedded one).
       connectionString: (dataSource.options as { url?: string }).url,
