@@ -271,6 +271,7 @@ export const EXAMPLES = {
             paging: PAGING,
           },
         ],
+        extra: { 'the version the total was last counted at (-1: never)': -1 },
       },
     ],
     streamList: {
