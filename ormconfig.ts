@@ -21,9 +21,11 @@ import { MembershipLifecycle1764600000000 } from './src/database/migrations/1764
 import { ModuleSearchLower1764700000000 } from './src/database/migrations/1764700000000-ModuleSearchLower.js';
 import { SsoBinding1764400000000 } from './src/database/migrations/1764400000000-SsoBinding.js';
 import { PeopleFields1764500000000 } from './src/database/migrations/1764500000000-PeopleFields.js';
+import { UserStats1764800000000 } from './src/database/migrations/1764800000000-UserStats.js';
 import { IntegrationTokens1764510000000 } from './src/database/migrations/1764510000000-IntegrationTokens.js';
 import { IntegrationToken } from './src/tokens/integration-token.entity.js';
 import { User } from './src/users/user.entity.js';
+import { UserStats } from './src/users/user-stats.entity.js';
 import { WebhookDelivery } from './src/webhooks/webhook-delivery.entity.js';
 import { WebhookDispatch } from './src/webhooks/webhook-dispatch.entity.js';
 import { Webhook } from './src/webhooks/webhook.entity.js';
@@ -38,6 +40,7 @@ export const entities = [
   Assignment,
   AssignmentFile,
   ModuleStats,
+  UserStats,
   AuditEvent,
   ChangeEvent,
   ChangeEventsPruned,
@@ -62,6 +65,7 @@ export const migrations = [
   IntegrationTokens1764510000000,
   MembershipLifecycle1764600000000,
   ModuleSearchLower1764700000000,
+  UserStats1764800000000,
 ];
 
 /**

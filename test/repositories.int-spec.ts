@@ -184,8 +184,8 @@ describe('repositories against PostgreSQL', () => {
     it('returns the page and the total in one statement, filtered, with ids as numbers', async () => {
       const users = get(UsersRepository);
       for (const username of ['alpha', 'alpine', 'beta']) await makeUser(dataSource, { username });
-      const [page, statements] = await statementsOf(dataSource.manager, () =>
-        users.page({ query: 'alp', sort: [], paging: toPaging(1, 1) }),
+      const [page, statements] = await poolStatementsOf(dataSource, () =>
+        users.page({ query: 'ALP', sort: [], paging: toPaging(1, 1) }),
       );
       expect(statements).toHaveLength(1);
       expect(page.total).toBe(2);
@@ -195,6 +195,82 @@ describe('repositories against PostgreSQL', () => {
         items: [],
         total: 2,
       });
+    });
+
+    it('reads the unfiltered total from user_stats, kept at every commit, in a named statement', async () => {
+      const users = get(UsersRepository);
+      const before = Number(
+        (await dataSource.query<{ n: string }[]>(`SELECT count(*) AS n FROM users`))[0].n,
+      );
+      await makeUser(dataSource, { username: 'kept' });
+      await dataSource.transaction(async (manager) => {
+        await manager.query(
+          `INSERT INTO users (username, email, admin) VALUES ('gone', 'gone@x.test', false)`,
+        );
+        await manager.query(`SAVEPOINT s`);
+        await manager.query(
+          `INSERT INTO users (username, email, admin) VALUES ('undone', 'undone@x.test', false)`,
+        );
+        await manager.query(`ROLLBACK TO SAVEPOINT s`);
+        await manager.query(`DELETE FROM users WHERE username = 'gone'`);
+      });
+      const [page, statements] = await poolStatementsOf(dataSource, () =>
+        users.page({ sort: [], paging: toPaging(1, 20) }),
+      );
+      expect(page.total).toBe(before + 1);
+      expect(statements).toHaveLength(1);
+      expect(statements[0].name).toEqual(expect.any(String));
+      expect(statements[0].text).toContain('FROM user_stats s');
+      expect(statements[0].text).not.toContain('count(*)');
+    });
+
+    it('sends a text search unnamed, so PostgreSQL plans it for its own pattern and never on a generic plan', async () => {
+      const users = get(UsersRepository);
+      await makeUser(dataSource, { username: 'Marie.Curie', email: 'mc@radium.test' });
+      // More than the five runs after which PostgreSQL may keep a named statement's generic plan.
+      for (const filter of [{ query: 'curie' }, { username: 'MARIE' }, { email: 'RADIUM' }]) {
+        for (let run = 0; run < 7; run++) {
+          const [page, statements] = await poolStatementsOf(dataSource, () =>
+            users.page({ ...filter, sort: [], paging: toPaging(1, 20) }),
+          );
+          expect(page.total).toBe(1);
+          expect(statements.map((statement) => statement.name)).toEqual([undefined]);
+        }
+      }
+    });
+
+    it('matches each field on its own, never across two fields in the searched text', async () => {
+      const users = get(UsersRepository);
+      await makeUser(dataSource, { username: 'ann', email: 'bee@x.test' });
+      expect((await users.page({ query: 'ann bee', sort: [], paging: toPaging(1, 20) })).total).toBe(0);
+      expect((await users.page({ username: 'bee', sort: [], paging: toPaging(1, 20) })).total).toBe(0);
+      expect((await users.page({ email: 'ann', sort: [], paging: toPaging(1, 20) })).total).toBe(0);
+      expect((await users.page({ email: 'BEE@', sort: [], paging: toPaging(1, 20) })).total).toBe(1);
+    });
+
+    it('counts a filtered total again only after a write to users', async () => {
+      const users = get(UsersRepository);
+      await makeUser(dataSource, { username: 'chem.one' });
+      const filter = { query: 'chem', sort: [], paging: toPaging(1, 20) };
+      expect((await users.page(filter)).total).toBe(1);
+      // A row written with the triggers off leaves user_stats' version alone: the remembered total stands.
+      await dataSource.transaction(async (manager) => {
+        await manager.query(`SET LOCAL session_replication_role = replica`);
+        await manager.query(
+          `INSERT INTO users (username, email, admin) VALUES ('chem.hidden', 'h@x.test', false)`,
+        );
+      });
+      const remembered = await users.page(filter);
+      expect(remembered.total).toBe(1);
+      expect(remembered.items).toHaveLength(2);
+      await makeUser(dataSource, { username: 'chem.two' });
+      expect((await users.page(filter)).total).toBe(3);
+      await dataSource.query(
+        `UPDATE users SET username = 'phys.two', email = 'phys.two@x.test' WHERE username = 'chem.two'`,
+      );
+      expect((await users.page(filter)).total).toBe(2);
+      await dataSource.query(`DELETE FROM users WHERE username LIKE 'chem.%'`);
+      expect((await users.page(filter)).total).toBe(0);
     });
 
     it('locks only the existing users among the ids', async () => {

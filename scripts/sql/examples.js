@@ -145,8 +145,12 @@ export const EXAMPLES = {
     ofMember: { args: [102] },
     withCallerRole: { args: ['201', 103] },
     withCallerRoleAndPersonnel: [
-      { label: 'A member of the module', args: ['201', 103, false] },
-      { label: 'An admin', args: ['201', 1, true] },
+      { label: 'A member of the module, lists of up to 1 000 people', args: ['201', 103, false, 1000] },
+      {
+        label: 'An admin, within the answer budget (no bound on the lists)',
+        args: ['201', 1, true],
+        extra: { 'no bound (the largest int)': 2_147_483_647 },
+      },
     ],
     insert: { args: [{ code: 'CS201', year: 2026, description: 'Compilers', credits: 30 }, TX] },
     lockValues: { args: ['201', TX] },
@@ -271,6 +275,7 @@ export const EXAMPLES = {
             paging: PAGING,
           },
         ],
+        extra: { 'the version the total was last counted at (-1: never)': -1 },
       },
     ],
     streamList: {

@@ -29,6 +29,7 @@ describe('loadConfig', () => {
       dbLongStatementTimeoutMs: 120_000,
       dbLongQueryTimeoutMs: 125_000,
       exportIdleTimeoutMs: 30_000,
+      largeAnswerBudgetBytes: 128 * 1024 * 1024,
     });
   });
 

@@ -28,6 +28,11 @@ export interface AppConfig {
   dbLongQueryTimeoutMs: number;
   /** A CSV export whose client has taken nothing for this long is cut and its connection released. */
   exportIdleTimeoutMs: number;
+  /**
+   * How many bytes the large single reads (a module of more than LARGE_READ_MEMBERS people) may hold at once on
+   * this replica; the rest wait their turn (docs/decisions.md, "Large answers").
+   */
+  largeAnswerBudgetBytes: number;
   moduleCodePattern: string;
   adminUsername: string;
   adminEmail: string;
@@ -368,6 +373,7 @@ export function loadConfig(env: Env): AppConfig {
     dbLongStatementTimeoutMs,
     dbLongQueryTimeoutMs,
     exportIdleTimeoutMs: int(env, 'EXPORT_IDLE_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    largeAnswerBudgetBytes: int(env, 'LARGE_ANSWER_BUDGET_MB', 128, 8, 4096) * 1024 * 1024,
     moduleCodePattern,
     adminUsername,
     adminEmail,

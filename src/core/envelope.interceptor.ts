@@ -83,7 +83,13 @@ function wrap(result: unknown, message: string, context: ExecutionContext): unkn
   if (result instanceof StreamableFile) return result;
   if (result instanceof JsonText) {
     // Fastify sends a string or a Buffer with a JSON content type as it is.
-    context.switchToHttp().getResponse<FastifyReply>().type('application/json; charset=utf-8');
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
+    reply.type('application/json; charset=utf-8');
+    if (result.sent !== undefined) {
+      // 'close' follows the last byte written, or a connection lost before it.
+      if (reply.raw.destroyed) result.sent();
+      else reply.raw.once('close', result.sent);
+    }
     return envelopeText(result.parts, tail(message));
   }
   if (result instanceof WithMessage) {

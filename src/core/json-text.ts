@@ -10,7 +10,16 @@ export class JsonText<T = unknown> {
 
   readonly parts: readonly string[];
 
+  /** Called once the answer has been sent or its connection closed (see `whenSent`). */
+  sent?: () => void;
+
   constructor(...parts: string[]) {
     this.parts = parts;
+  }
+
+  /** Has `done` called once this answer has been sent, or its connection closed before (an answer budget's share). */
+  whenSent(done: () => void): this {
+    this.sent = done;
+    return this;
   }
 }

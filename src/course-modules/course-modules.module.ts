@@ -1,6 +1,9 @@
 import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
+import { type AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { AnswerBudget } from '../core/answer-budget.js';
 import { csvUploadOnly } from '../csv/csv-upload.js';
 import { EventsModule } from '../events/events.module.js';
 import { UsersModule } from '../users/users.module.js';
@@ -36,6 +39,11 @@ import { UserModulesController } from './membership/user-modules.controller.js';
     RosterController,
   ],
   providers: [
+    {
+      provide: AnswerBudget,
+      useFactory: (config: AppConfig) => new AnswerBudget(config.largeAnswerBudgetBytes),
+      inject: [APP_CONFIG],
+    },
     CourseModulesService,
     PersonnelService,
     CourseModulesRepository,

@@ -1,9 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { LRUCache } from 'lru-cache';
 import { type Readable } from 'node:stream';
 import { type EntityManager, type FindOptionsWhere, Repository } from 'typeorm';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { preparedQuery } from '../database/prepared.js';
 import { exportBounds, streamRows } from '../database/query-stream.js';
 import { returnedRow } from '../database/returning.js';
 import {
@@ -11,10 +13,8 @@ import {
   containsPattern,
   orderByClause,
   type Page,
-  pageWithTotal,
   type PageRow,
   SqlParams,
-  splitPage,
   whereClause,
 } from '../database/sql.js';
 import { User } from './user.entity.js';
@@ -49,32 +49,49 @@ export const USER_SUMMARY_COLUMNS = aliasedColumns(SUMMARY_SOURCE_COLUMNS);
 const SUMMARY_PROPERTIES = Object.keys(SUMMARY_SOURCE_COLUMNS) as (keyof UserSummarySource)[];
 
 /**
- * Everything the list's `query` searches, as one text: the expression of the trigram index `ix_users_search_trgm`
- * (migration PeopleFields), written here exactly as there so the planner can use it. It only narrows the rows;
- * each field is then matched on its own, since a match across two fields' boundary is no match.
+ * Everything the list's text filters search, as one lower-cased text: the expression of the trigram index
+ * `ix_users_search_trgm` (migration UserStats), written here exactly as there so the planner can use it. It only
+ * narrows the rows; each field is then matched on its own, since a match across two fields' boundary is no match.
  */
-export const USER_SEARCH_TEXT = `(u.username || ' ' || u.email || ' ' || coalesce(u.given_name, '') || ' ' ||
-      coalesce(u.family_name, '') || ' ' || coalesce(u.display_name, '') || ' ' || coalesce(u.external_id, ''))`;
+export const USER_SEARCH_TEXT = `lower(u.username || ' ' || u.email || ' ' || coalesce(u.given_name, '') || ' ' ||
+        coalesce(u.family_name, '') || ' ' || coalesce(u.display_name, '') || ' ' || coalesce(u.external_id, ''))`;
 
-/** The list's filter conditions over `users u`, their values added to `params`. */
+/**
+ * The list's filter conditions over `users u`, their values added to `params`. A text filter is
+ * `lower(col) LIKE lower(pattern)` (ILIKE's answers), narrowed first by the trigram index over every searched
+ * field, so `username` and `email` use the same index as `query`.
+ */
 function listConditions(params: SqlParams, filter: Omit<UserListFilter, 'sort' | 'paging'>): string[] {
   const conditions: string[] = [];
-  if (filter.query !== undefined) {
-    const pattern = params.add(containsPattern(filter.query));
+  const text = (value: string, fields: string) => {
+    const pattern = params.add(containsPattern(value));
     conditions.push(
-      `${USER_SEARCH_TEXT} ILIKE ${pattern}`,
-      `(u.username ILIKE ${pattern} OR u.email ILIKE ${pattern} OR u.given_name ILIKE ${pattern}
-        OR u.family_name ILIKE ${pattern} OR u.display_name ILIKE ${pattern} OR u.external_id ILIKE ${pattern})`,
+      `${USER_SEARCH_TEXT} LIKE lower(${pattern})`,
+      `(${fields.replaceAll('$p', `lower(${pattern})`)})`,
     );
-  }
-  if (filter.username !== undefined)
-    conditions.push(`u.username ILIKE ${params.add(containsPattern(filter.username))}`);
-  if (filter.email !== undefined)
-    conditions.push(`u.email ILIKE ${params.add(containsPattern(filter.email))}`);
+  };
+  if (filter.query !== undefined)
+    text(
+      filter.query,
+      `lower(u.username) LIKE $p OR u.email LIKE $p OR lower(u.given_name) LIKE $p
+        OR lower(u.family_name) LIKE $p OR lower(u.display_name) LIKE $p OR lower(u.external_id) LIKE $p`,
+    );
+  // Emails are stored lower-case.
+  if (filter.username !== undefined) text(filter.username, `lower(u.username) LIKE $p`);
+  if (filter.email !== undefined) text(filter.email, `u.email LIKE $p`);
   if (filter.admin !== undefined) conditions.push(`u.admin = ${params.add(filter.admin)}`);
   if (filter.active !== undefined) conditions.push(`u.active = ${params.add(filter.active)}`);
   return conditions;
 }
+
+/** A filtered list's total and the `user_stats` version it was counted at. */
+interface KnownTotal {
+  version: number;
+  total: number;
+}
+
+/** Filtered totals remembered at once, the least recently used going first. */
+const MAX_KNOWN_TOTALS = 1000;
 
 /** A new user's stored values (email already lower-cased, password already hashed; null: single sign-on only). */
 export interface NewUser {
@@ -142,6 +159,9 @@ const lowerNames = (values: readonly string[]) => storable(values).map((value) =
 /** The `users` table's reads and writes for users/ and auth/ (SCIM's filtered reads: scim-users.repository.ts). */
 @Injectable()
 export class UsersRepository {
+  /** Filtered lists' totals, each with the `user_stats` version it was counted at (see `page`). */
+  private readonly knownTotals = new LRUCache<string, KnownTotal>({ max: MAX_KNOWN_TOTALS });
+
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -160,18 +180,49 @@ export class UsersRepository {
     );
   }
 
-  /** One page of users and the number of all matches, in one statement. */
+  /**
+   * One page of users and the number of all matches, in one statement, beside `user_stats` (migration
+   * UserStats): the unfiltered total is its `total`; a filtered one is counted only when its `version` differs
+   * from the version this process last counted that filter at (the count is an uncorrelated subquery, evaluated
+   * only when CASE needs it), as the module list does with `module_stats` (docs/performance.md, "National
+   * scale"). A text pattern runs unnamed, so PostgreSQL plans each search for its own pattern (a generic plan
+   * cannot tell a name held by a twelfth of the users from a rare one).
+   */
   async page(filter: UserListFilter): Promise<Page<UserSummarySource>> {
     const params = new SqlParams();
-    const sql = pageWithTotal(
-      params,
-      'FROM users u',
-      whereClause(listConditions(params, filter)),
-      USER_SUMMARY_COLUMNS,
-      orderByClause(filter.sort, 'u.id'),
-      filter.paging,
+    const conditions = listConditions(params, filter);
+    const where = whereClause(conditions);
+    const key =
+      conditions.length === 0
+        ? undefined
+        : JSON.stringify([filter.query, filter.username, filter.email, filter.admin, filter.active]);
+    const known = key === undefined ? undefined : this.knownTotals.get(key);
+    const total =
+      key === undefined
+        ? 's.total'
+        : `CASE WHEN s.version = ${params.add(known?.version ?? -1)} THEN NULL
+                ELSE (SELECT count(*) FROM users u ${where}) END`;
+    const sql = `SELECT s.version, ${total} AS total, page.*
+  FROM user_stats s
+  LEFT JOIN LATERAL (
+    SELECT ${USER_SUMMARY_COLUMNS}
+    FROM users u
+    ${where}
+    ORDER BY ${orderByClause(filter.sort, 'u.id')}
+    LIMIT ${params.add(filter.paging.perPage)} OFFSET ${params.add(filter.paging.offset)}
+  ) page ON true`;
+    const textPattern = filter.query ?? filter.username ?? filter.email;
+    const rows = await preparedQuery<PageRow<UserSummarySource> & { version: number | string }>(
+      this.users.manager.connection,
+      sql,
+      params.values,
+      { name: textPattern === undefined && filter.sort.length <= 1 },
     );
-    return splitPage(await this.users.query<PageRow<UserSummarySource>[]>(sql, params.values));
+    const version = Number(rows[0].version);
+    let counted = rows[0].total === null ? undefined : Number(rows[0].total);
+    if (counted === undefined) counted = known?.total ?? 0;
+    else if (key !== undefined) this.knownTotals.set(key, { version, total: counted });
+    return { items: rows.filter((row) => row.id !== null), total: counted };
   }
 
   /** Every user matching the list's filters, in its order (no paging), streamed from a cursor. */

@@ -211,18 +211,27 @@ const MODULE_WITH_CALLER_ROLE_SQL = `SELECT ${MODULE_COLUMNS},
   WHERE m.id = $1`;
 
 /**
- * The single read in one statement: the module as JSON text (`moduleJson`), the caller's role in it and its
- * personnel lists, the lists read only when the caller may read the module (an admin, $3, or holding a role in
- * it: `canReadModule`); otherwise they are empty, and the service answers 403 anyway. No row: no such module.
+ * The single read in one statement: the module as JSON text (`moduleJson`), the caller's role in it, its number
+ * of role rows and its personnel lists, the lists read only when the caller may read the module (an admin, $3,
+ * or holding a role in it: `canReadModule`) and the module has at most $4 role rows; otherwise they are empty
+ * (the service answers 403, or reads a large module again within its memory budget). No row: no such module.
  */
-const MODULE_READ_SQL = `SELECT ${moduleJson('m')} AS module, c.role AS "callerRole",
+const MODULE_READ_SQL = `SELECT ${moduleJson('m')} AS module, c.role AS "callerRole", size.n AS "roleRows",
          people.lecturers, people.assistants, people.tutors, people.students
   FROM (SELECT ${MODULE_COLUMNS} FROM modules m WHERE m.id = $1) m
   LEFT JOIN user_module_roles c ON c.module_id = m.id AND c.user_id = $2 AND ${grantsRead('c')}
-  CROSS JOIN LATERAL (${personnelJsonOf('m.id', '($3 OR c.role IS NOT NULL)')}) people`;
+  CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM user_module_roles s WHERE s.module_id = m.id) size
+  CROSS JOIN LATERAL (${personnelJsonOf('m.id', '($3 OR c.role IS NOT NULL) AND size.n <= $4')}) people`;
 
-/** The single read's row: the Module's JSON text, the caller's role in it, and the personnel lists. */
-export type ModuleReadRow = { module: string; callerRole: ModuleRole | null } & PersonnelJson;
+/**
+ * The single read's row: the Module's JSON text, the caller's role in it, its number of role rows (every
+ * status: at least the people listed), and the personnel lists.
+ */
+export type ModuleReadRow = {
+  module: string;
+  callerRole: ModuleRole | null;
+  roleRows: number;
+} & PersonnelJson;
 
 /** A module's stored values as written by create and replace. */
 export interface ModuleValues {
@@ -341,11 +350,13 @@ export class CourseModulesRepository {
     moduleId: string,
     callerId: number,
     admin: boolean,
+    maxRoleRows = 2_147_483_647,
   ): Promise<ModuleReadRow | null> {
     const [row] = await preparedQuery<ModuleReadRow>(this.modules.manager.connection, MODULE_READ_SQL, [
       moduleId,
       callerId,
       admin,
+      maxRoleRows,
     ]);
     return row ?? null;
   }

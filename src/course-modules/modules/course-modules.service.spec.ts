@@ -12,12 +12,18 @@ import {
   unconnectedUsersService,
 } from '../../testing/fakes.js';
 import { CourseModule } from './course-module.entity.js';
-import { CourseModulesRepository, type DeletedModules } from './course-modules.repository.js';
-import { CourseModulesService } from './course-modules.service.js';
+import {
+  CourseModulesRepository,
+  type DeletedModules,
+  type ModuleReadRow,
+} from './course-modules.repository.js';
+import { CourseModulesService, LARGE_READ_ROLE_ROWS } from './course-modules.service.js';
+import { type AuthUser } from '../../core/decorators.js';
 import { ModuleFiles } from './module-files.js';
 import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
 import { ModuleTotals } from './module-totals.js';
 import { UserModuleRole } from '../membership/user-module-role.entity.js';
+import { AnswerBudget } from '../../core/answer-budget.js';
 
 // The unit tier's one fake style: src/testing/fakes.ts. Collaborators the service does not call on these paths
 // are real but unconnected, so a call to one fails.
@@ -25,9 +31,31 @@ import { UserModuleRole } from '../membership/user-module-role.entity.js';
 /** A module repository over a fixed set of existing ids that records each bulk delete it is asked for. */
 class FakeModules extends CourseModulesRepository {
   readonly deletes: { ids: readonly string[]; transaction: Transaction }[] = [];
+  /** The single reads asked for, by their bound on role rows; each module has `people` role rows. */
+  readonly reads: number[] = [];
+  people = 0;
 
   constructor(private readonly existing: string[]) {
     super(new Repository(CourseModule, NO_DATABASE.manager));
+  }
+
+  override withCallerRoleAndPersonnel(
+    moduleId: string,
+    callerId: number,
+    admin: boolean,
+    maxRoleRows = 2_147_483_647,
+  ): Promise<ModuleReadRow | null> {
+    this.reads.push(maxRoleRows);
+    const students = this.people <= maxRoleRows ? `{"id":${this.people}}` : '';
+    return Promise.resolve({
+      module: `{"id":${moduleId}}`,
+      callerRole: null,
+      roleRows: this.people,
+      lecturers: '',
+      assistants: '',
+      tutors: '',
+      students,
+    });
   }
 
   override deleteWithDependents(ids: readonly string[], transaction: Transaction): Promise<DeletedModules> {
@@ -54,7 +82,7 @@ class FakeFiles extends ModuleFiles {
   }
 }
 
-function service(existing: string[]) {
+function service(existing: string[], budget = new AnswerBudget(DEFAULT_CONFIG.largeAnswerBudgetBytes)) {
   const modules = new FakeModules(existing);
   const events = new FakeChangeEvents();
   const tx = new FakeTransactions();
@@ -69,11 +97,32 @@ function service(existing: string[]) {
     new ModuleTotals(),
     audit,
     events,
+    budget,
   );
   return { subject, modules, tx, storage, events, audit };
 }
 
 describe(CourseModulesService.name, () => {
+  it('reads a small module in one statement, a large one again within the answer budget until it is sent', async () => {
+    const budget = new AnswerBudget(10_000_000);
+    const { subject, modules } = service([], budget);
+    const admin: AuthUser = { id: 1, admin: true };
+    modules.people = LARGE_READ_ROLE_ROWS;
+    const small = await subject.read('7', admin);
+    expect(modules.reads).toEqual([LARGE_READ_ROLE_ROWS]);
+    expect(small.sent).toBeUndefined();
+    expect(small.parts.join('')).toContain(`"students":[{"id":${LARGE_READ_ROLE_ROWS}}]`);
+
+    modules.reads.length = 0;
+    modules.people = 5000;
+    const large = await subject.read('7', admin);
+    expect(modules.reads).toEqual([LARGE_READ_ROLE_ROWS, 2_147_483_647]);
+    expect(large.parts.join('')).toContain('"students":[{"id":5000}]');
+    expect(budget.state).toEqual({ used: 4_500_000, waiting: 0 });
+    large.sent!();
+    expect(budget.state).toEqual({ used: 0, waiting: 0 });
+  });
+
   it('deletes the distinct candidate ids in one transaction, then their files', async () => {
     const existing = Array.from({ length: 600 }, (_, i) => String(i + 1));
     const { subject, modules, tx, storage, events } = service(existing);

@@ -35,6 +35,7 @@ import { type ModuleRole } from '../membership/module-role.js';
 import { type EffectiveStatus } from '../membership/membership-status.js';
 import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
 import { ModuleTotals, totalsKey } from './module-totals.js';
+import { AnswerBudget } from '../../core/answer-budget.js';
 
 export const PERSONNEL_FAILURE_MESSAGE = 'Failed to retrieve assigned personnel';
 
@@ -66,6 +67,18 @@ function changedFields(
   return changes;
 }
 
+/**
+ * Above this many role rows a module's single read takes its share of the answer budget first: about 1 MB held
+ * per read below it (HELD_BYTES_PER_ROLE_ROW), which needs no bound of its own.
+ */
+export const LARGE_READ_ROLE_ROWS = 1000;
+
+/**
+ * What a read holds per person at its peak: a person's JSON is about 270 bytes, held as the driver's buffer, as
+ * the row's string and as the answer's bytes (docs/decisions.md, "Large answers").
+ */
+const HELD_BYTES_PER_ROLE_ROW = 900;
+
 @Injectable()
 export class CourseModulesService {
   constructor(
@@ -77,6 +90,7 @@ export class CourseModulesService {
     private readonly totals: ModuleTotals,
     private readonly audit: AuditService,
     private readonly changeEvents: ChangeEventsService,
+    private readonly budget: AnswerBudget,
   ) {}
 
   /**
@@ -127,13 +141,45 @@ export class CourseModulesService {
   async read(moduleId: string, viewer: AuthUser): Promise<JsonText<ModuleWithPersonnel>> {
     let found;
     try {
-      found = await this.modules.withCallerRoleAndPersonnel(moduleId, viewer.id, viewer.admin);
+      found = await this.modules.withCallerRoleAndPersonnel(
+        moduleId,
+        viewer.id,
+        viewer.admin,
+        LARGE_READ_ROLE_ROWS,
+      );
     } catch (error) {
       if (!isStatementError(error)) throw error;
       return this.readApart(moduleId, viewer);
     }
     const row = readable(found, viewer);
-    return moduleWithPersonnelJson(row.module, row);
+    if (row.roleRows <= LARGE_READ_ROLE_ROWS) return moduleWithPersonnelJson(row.module, row);
+    return this.readLarge(moduleId, viewer, row.roleRows);
+  }
+
+  /**
+   * A module of more than LARGE_READ_ROLE_ROWS people, read again once the answer budget holds its estimated
+   * size, which goes back when the answer has been sent (docs/decisions.md, "Large answers").
+   */
+  private async readLarge(
+    moduleId: string,
+    viewer: AuthUser,
+    roleRows: number,
+  ): Promise<JsonText<ModuleWithPersonnel>> {
+    const giveBack = await this.budget.take(roleRows * HELD_BYTES_PER_ROLE_ROW);
+    try {
+      let found;
+      try {
+        found = await this.modules.withCallerRoleAndPersonnel(moduleId, viewer.id, viewer.admin);
+      } catch (error) {
+        if (!isStatementError(error)) throw error;
+        return (await this.readApart(moduleId, viewer)).whenSent(giveBack);
+      }
+      const row = readable(found, viewer);
+      return moduleWithPersonnelJson(row.module, row).whenSent(giveBack);
+    } catch (error) {
+      giveBack();
+      throw error;
+    }
   }
 
   /** `read` in two statements: the module and the caller's role, then the personnel. */
