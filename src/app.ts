@@ -96,7 +96,11 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   if (config.swaggerEnabled)
     setupOpenApi(app, docsSignIn(config), config.scimEnabled ? scimOpenApi : undefined);
   if (config.corsOrigins.length > 0) {
-    app.enableCors({ origin: config.corsOrigins.includes('*') ? true : config.corsOrigins });
+    app.enableCors({
+      origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
+      // Request headers are allowed as the preflight names them (If-Match, Idempotency-Key, …); these are read.
+      exposedHeaders: ['ETag', 'Link', 'Idempotent-Replayed', 'X-Request-Id'],
+    });
   }
   return app;
 }

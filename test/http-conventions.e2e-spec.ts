@@ -326,3 +326,27 @@ describe('idempotent retries across two instances', () => {
     expect(n).toBe(1);
   });
 });
+
+describe('CORS for integrators', () => {
+  const origin = 'https://lms.example.edu';
+  const { app, api } = useTestApp({ corsOrigins: [origin] });
+
+  it('allows If-Match, If-None-Match and Idempotency-Key, and exposes ETag, Link and Idempotent-Replayed', async () => {
+    const preflight = await api.request('OPTIONS', '/api/modules', {
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,if-match,if-none-match,idempotency-key',
+      },
+    });
+    expect(preflight.status).toBeLessThan(300);
+    expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toBe(
+      'authorization,if-match,if-none-match,idempotency-key',
+    );
+    const { token } = await freshAdmin(app);
+    const list = await api.get('/api/modules', { token, headers: { origin } });
+    expect(list.headers.get('access-control-expose-headers')?.split(/, */)).toEqual(
+      expect.arrayContaining(['ETag', 'Link', 'Idempotent-Replayed']),
+    );
+  });
+});
