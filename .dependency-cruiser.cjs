@@ -11,7 +11,7 @@
  */
 const FEATURES = 'auth|users|course-modules|health|webhooks|tokens|scim';
 /** Shared infrastructure that knows no feature. */
-const INFRASTRUCTURE = 'database|storage|redis|csv|uploads|openapi|observability|audit|events';
+const INFRASTRUCTURE = 'database|storage|redis|csv|uploads|openapi|observability|audit|events|idempotency';
 
 /** A rule forbidding imports from one src/ folder into others. */
 const forbid = (name, from, to, comment) => ({

@@ -24,6 +24,8 @@ import { PeopleFields1764500000000 } from './src/database/migrations/17645000000
 import { UserStats1764800000000 } from './src/database/migrations/1764800000000-UserStats.js';
 import { IntegrationTokens1764510000000 } from './src/database/migrations/1764510000000-IntegrationTokens.js';
 import { IntegrationToken } from './src/tokens/integration-token.entity.js';
+import { IdempotencyKey } from './src/idempotency/idempotency-key.entity.js';
+import { IdempotencyKeys1764810000000 } from './src/database/migrations/1764810000000-IdempotencyKeys.js';
 import { User } from './src/users/user.entity.js';
 import { UserStats } from './src/users/user-stats.entity.js';
 import { WebhookDelivery } from './src/webhooks/webhook-delivery.entity.js';
@@ -48,6 +50,7 @@ export const entities = [
   WebhookDelivery,
   WebhookDispatch,
   IntegrationToken,
+  IdempotencyKey,
 ];
 /** Listed, not globbed: the same list works from `dist/` and under Jest. New migrations are appended here. */
 export const migrations = [
@@ -66,6 +69,7 @@ export const migrations = [
   MembershipLifecycle1764600000000,
   ModuleSearchLower1764700000000,
   UserStats1764800000000,
+  IdempotencyKeys1764810000000,
 ];
 
 /**

@@ -8,6 +8,7 @@ import { DrainingModule } from './core/draining.js';
 import { EventsModule } from './events/events.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { CourseModulesModule } from './course-modules/course-modules.module.js';
+import { IdempotencyModule } from './idempotency/idempotency.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './observability/metrics.js';
 import { RedisModule } from './redis/redis.module.js';
@@ -28,6 +29,8 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         DatabaseModule.forRoot(config),
+        // Before CoreModule: its interceptor wraps the envelope's (idempotency.module.ts).
+        IdempotencyModule,
         CoreModule,
         DrainingModule,
         MetricsModule,

@@ -14,6 +14,7 @@ import { requestId } from './http/request-id.js';
 import { requestLog } from './http/request-log.js';
 import { answerRequestTimeouts, requestTimeoutOptions } from './http/request-timeout.js';
 import { registerCsvBodyParser } from './csv/csv-upload.js';
+import { hashStreamedBodies } from './idempotency/idempotent-bodies.js';
 import { registerScimJsonParser } from './scim/scim-json.js';
 import { scimOpenApi } from './scim/scim.openapi.js';
 import { answerFrameworkError } from './http/framework-errors.js';
@@ -85,6 +86,8 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   await app.register(drainEarlyAnswers);
   await app.register(answerRequestTimeouts);
   await app.register(boundJsonBodies);
+  // A CSV body with an Idempotency-Key is hashed before its handler streams it (docs/api.md §17).
+  await app.register(hashStreamedBodies);
   await app.register(requestLog);
   // Before any route exists, so that every route (docs included) gets its headers.
   await app.register(securityHeaders, { overrides: docsRouteHeaders(docsSignIn(config)) });
@@ -93,7 +96,11 @@ export async function createApp(config: ResolvedConfig, logger: Logger): Promise
   if (config.swaggerEnabled)
     setupOpenApi(app, docsSignIn(config), config.scimEnabled ? scimOpenApi : undefined);
   if (config.corsOrigins.length > 0) {
-    app.enableCors({ origin: config.corsOrigins.includes('*') ? true : config.corsOrigins });
+    app.enableCors({
+      origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
+      // Request headers are allowed as the preflight names them (If-Match, Idempotency-Key, …); these are read.
+      exposedHeaders: ['ETag', 'Link', 'Idempotent-Replayed', 'X-Request-Id'],
+    });
   }
   return app;
 }

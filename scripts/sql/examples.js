@@ -14,6 +14,7 @@ import { UsersRepository } from '../../dist/src/users/users.repository.js';
 import { WebhooksRepository } from '../../dist/src/webhooks/webhooks.repository.js';
 import { TokensRepository } from '../../dist/src/tokens/tokens.repository.js';
 import { ScimUsersRepository } from '../../dist/src/scim/scim-users.repository.js';
+import { IdempotencyRepository } from '../../dist/src/idempotency/idempotency.repository.js';
 import { Buffer } from 'node:buffer';
 import { TX } from './names.js';
 
@@ -51,6 +52,7 @@ export function createRepositories(dataSource) {
     WebhooksRepository: new WebhooksRepository(dataSource),
     TokensRepository: new TokensRepository(dataSource),
     ScimUsersRepository: new ScimUsersRepository(dataSource),
+    IdempotencyRepository: new IdempotencyRepository(dataSource),
   };
 }
 
@@ -392,6 +394,14 @@ export const EXAMPLES = {
       { label: 'On create', args: ['Ada', 'ada@example.org', 'E-101', null] },
       { label: 'On a change of user 102', args: ['Brian', 'brian@example.org', null, '102'] },
     ],
+  },
+
+  IdempotencyRepository: {
+    claim: { args: ['user:101', 'create-cs103', Buffer.alloc(32, 3)] },
+    held: { args: ['user:102', 'retry-7'] },
+    complete: { args: ['user:103', 'import-2026', 201, '{"success":true,"data":null,"message":"Created"}'] },
+    release: { args: ['token:401', 'feed-1'] },
+    pruneBefore: { args: [AT, 10_000, TX] },
   },
 
   TokensRepository: {

@@ -1,16 +1,20 @@
 import {
   type CallHandler,
   type ExecutionContext,
+  Inject,
   Injectable,
   type NestInterceptor,
   StreamableFile,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { type FastifyReply } from 'fastify';
+import { type FastifyReply, type FastifyRequest } from 'fastify';
+import { type AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { Observable } from 'rxjs';
 import { AppError, InternalFailure } from './errors.js';
 import { WithMessage } from './decorators.js';
 import { JsonText } from './json-text.js';
+import { pageCountsOf, pageLinks } from './paging-links.js';
 import { routeMetadata } from './route-metadata.js';
 
 /** The envelope's `,"message":…}` tail of a JSON text answer, per message (a route has one). */
@@ -31,16 +35,20 @@ function tail(message: string): string {
  */
 @Injectable()
 export class EnvelopeInterceptor implements NestInterceptor {
-  constructor(private readonly reflector: Reflector) {}
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const { message, failure, bare } = routeMetadata(this.reflector, context);
+    const { message, failure, bare, paged } = routeMetadata(this.reflector, context);
     const handled = next.handle();
     return new Observable((subscriber) =>
       handled.subscribe({
         next: (result: unknown) => {
           let wrapped: unknown;
           try {
+            if (paged) this.linkPages(result, context);
             wrapped = bare ? result : wrap(result, message, context);
           } catch (error) {
             subscriber.error(error instanceof AppError ? error : new InternalFailure(failure, error));
@@ -53,6 +61,16 @@ export class EnvelopeInterceptor implements NestInterceptor {
         complete: () => subscriber.complete(),
       }),
     );
+  }
+
+  /** The `Link` header of a paged list: absolute URLs, PUBLIC_BASE_URL else the request's scheme and host. */
+  private linkPages(result: unknown, context: ExecutionContext): void {
+    const counts = result instanceof JsonText ? result.page : pageCountsOf(result);
+    if (counts === undefined) throw new Error('A paged list answered without page, per_page and total');
+    const http = context.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    const base = this.config.publicBaseUrl ?? `${request.protocol}://${request.host}`;
+    void http.getResponse<FastifyReply>().header('link', pageLinks(base, request.url, counts));
   }
 }
 

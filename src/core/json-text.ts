@@ -1,3 +1,5 @@
+import { type PageCounts } from './paging-links.js';
+
 /**
  * A handler result that is already JSON text, built by PostgreSQL for a large body (a module with thousands of
  * people): the envelope interceptor writes the envelope around it, so the service neither parses the rows into
@@ -12,6 +14,8 @@ export class JsonText<T = unknown> {
 
   /** Called once the answer has been sent or its connection closed (see `whenSent`). */
   sent?: () => void;
+  /** A paged list's counts, for its `Link` header (paging-links.ts). */
+  page?: PageCounts;
 
   constructor(...parts: string[]) {
     this.parts = parts;

@@ -10,6 +10,7 @@ import {
 } from './decorators.js';
 import { INTERNAL_ERROR_MESSAGE } from './errors.js';
 import { OWN_ANSWERS } from './own-answers.js';
+import { PAGED_LIST } from './paging-links.js';
 
 /** What the guards and the envelope read of a route's decorators. */
 export interface RouteMetadata {
@@ -23,6 +24,8 @@ export interface RouteMetadata {
   integration: IntegrationAccess | undefined;
   /** The route answers without the envelope (own-answers.ts). */
   bare: boolean;
+  /** A paged list, answered with a `Link` header (paging-links.ts). */
+  paged: boolean;
 }
 
 /**
@@ -43,6 +46,7 @@ export function routeMetadata(reflector: Reflector, context: ExecutionContext): 
       failure: reflector.get<string | undefined>(FAILURE_MESSAGE, handler) ?? INTERNAL_ERROR_MESSAGE,
       integration: reflector.getAllAndOverride<IntegrationAccess | undefined>(INTEGRATION_ACCESS, targets),
       bare: reflector.get<unknown>(OWN_ANSWERS, handler) !== undefined,
+      paged: reflector.get<boolean | undefined>(PAGED_LIST, handler) === true,
     };
     byHandler.set(handler, metadata);
   }

@@ -27,6 +27,7 @@ import {
   type SchemaObject,
 } from '@nestjs/swagger';
 import { AUTHENTICATION_REQUIRED_MESSAGE, errorEnvelope, INVALID_TOKEN_MESSAGE } from '../core/errors.js';
+import { PagedList } from '../core/paging-links.js';
 import { inFieldOrder } from '../core/wire-shape.js';
 
 export type Schema = SchemaObject | ReferenceObject;
@@ -111,8 +112,10 @@ export function ApiAuthenticated() {
   return applyDecorators(ApiBearerAuth('bearer'), ApiErrors({ 401: UNAUTHENTICATED }));
 }
 
+/** `page` and `per_page`, and the `Link` header every paged list answers (docs/api.md §17). */
 export function ApiPagingQuery() {
   return applyDecorators(
+    PagedList(),
     ApiQuery({
       name: 'page',
       required: false,

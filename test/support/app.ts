@@ -129,6 +129,7 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<
           'modules',
           'users',
           'audit_events',
+          'idempotency_keys',
         ],
         ['change_events'],
         ['change_events_pruned'],

@@ -68,11 +68,13 @@ export interface ModuleList {
  * integers.
  */
 export function moduleListJson(modulesJson: string, paging: Paging, total: number): JsonText<ModuleList> {
-  return new JsonText(
+  const text = new JsonText<ModuleList>(
     '{"modules":[',
     modulesJson,
     `],"page":${paging.page},"per_page":${paging.perPage},"total":${total}}`,
   );
+  text.page = { page: paging.page, per_page: paging.perPage, total };
+  return text;
 }
 
 /** The row of the `GET /api/modules/me` statement: each group's comma-joined Module JSON texts. */
