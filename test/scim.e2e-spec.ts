@@ -547,6 +547,54 @@ describe('SCIM 2.0 (/api/scim/v2, docs/api.md §14)', () => {
       expect(await app.dataSource.query('SELECT id FROM users WHERE id = $1', [id])).toEqual([]);
       expect((await scim({ method: 'DELETE', path: `/Users/${id}` })).status).toBe(404);
     });
+
+    it('reads and lists administrators but refuses to PUT, PATCH or DELETE one (403), changing nothing', async () => {
+      const admin = await makeUser(app.dataSource, {
+        username: 'admin',
+        email: 'admin@localhost',
+        admin: true,
+      });
+      const id = String(admin.id);
+      const read = await scim({ method: 'GET', path: `/Users/${id}` });
+      expect(read.status).toBe(200);
+      expect(read.body).toMatchObject({ id, userName: 'admin', active: true });
+      const listed = await scim({ method: 'GET', path: '/Users?filter=userName%20eq%20%22admin%22' });
+      expect(listed.body.Resources.map((r: { id: string }) => r.id)).toEqual([id]);
+      const rowOf = async () =>
+        app.dataSource.query('SELECT username, email, external_id, active, admin FROM users WHERE id = $1', [
+          id,
+        ]);
+      const before = await rowOf();
+      const forbidden = scimError(403, 'Administrators are managed in the service, not through SCIM');
+      // The takeovers: the bootstrap admin renamed to an attacker's IdP username, an admin re-keyed to their oid.
+      for (const call of [
+        { method: 'PATCH', body: patchBody({ op: 'replace', path: 'userName', value: 'attacker@uni.edu' }) },
+        { method: 'PATCH', body: patchBody({ op: 'replace', path: 'externalId', value: 'attacker-oid' }) },
+        { method: 'PATCH', body: patchBody({ op: 'replace', value: { active: false } }) },
+        { method: 'PATCH', body: patchBody({ op: 'replace', path: 'displayName', value: 'Admin' }) },
+        { method: 'PUT', body: { userName: 'admin', emails: [{ value: 'admin@uni.edu' }], active: false } },
+        { method: 'DELETE' },
+      ] as const) {
+        const res = await scim({ ...call, path: `/Users/${id}` });
+        expect({ method: call.method, status: res.status, body: res.body }).toEqual({
+          method: call.method,
+          status: 403,
+          body: forbidden,
+        });
+      }
+      expect(await rowOf()).toEqual(before);
+      expect(await app.dataSource.query('SELECT action FROM audit_events')).toEqual([]);
+      expect(await app.dataSource.query('SELECT type FROM change_events')).toEqual([]);
+      // Validation (400) and existence (404) come first, as everywhere.
+      const bad = await scim({
+        method: 'PATCH',
+        path: `/Users/${id}`,
+        body: patchBody({ op: 'replace', path: 'active', value: 'maybe' }),
+      });
+      expect(bad.body).toEqual(scimError(400, 'active must be a boolean', 'invalidValue'));
+      const badPut = await scim({ method: 'PUT', path: `/Users/${id}`, body: { userName: 'admin' } });
+      expect(badPut.status).toBe(400);
+    });
   });
 
   describe('the OpenAPI document', () => {

@@ -132,6 +132,9 @@ const COMMON = {
   500: error('An internal server error occurred'),
 };
 const NOT_FOUND = { 404: error('User not found (any id that is not a user id, GUIDs included)') };
+const ADMIN = {
+  403: error('This token may not use SCIM | Administrators are managed in the service, not through SCIM'),
+};
 const ID = {
   name: 'id',
   in: 'path',
@@ -139,12 +142,16 @@ const ID = {
   schema: { type: 'string' },
   description: 'The user id as SCIM writes it (a decimal string).',
 };
-const op = (summary: string, responses: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+const op = (
+  summary: string,
+  { 403: forbidden = COMMON[403], ...responses }: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) => ({
   tags: ['SCIM'],
   summary,
   security: [{ bearer: [] }],
   ...extra,
-  responses: { ...responses, ...COMMON },
+  responses: { ...responses, ...COMMON, 403: forbidden },
 });
 const ok = (schema: unknown, description = 'OK') => ({ 200: { description, content: scimJson(schema) } });
 const userBody = {
@@ -183,7 +190,7 @@ const paths = {
     get: op('Read a user', { ...ok(ref('ScimUser')), ...NOT_FOUND }, { parameters: [ID] }),
     put: op(
       'Replace a user',
-      { ...ok(ref('ScimUser')), ...NOT_FOUND, 409: error('uniqueness') },
+      { ...ok(ref('ScimUser')), ...NOT_FOUND, ...ADMIN, 409: error('uniqueness') },
       {
         parameters: [ID],
         requestBody: userBody,
@@ -191,7 +198,7 @@ const paths = {
     ),
     patch: op(
       'Change a user (all operations or none)',
-      { ...ok(ref('ScimUser')), ...NOT_FOUND, 409: error('uniqueness') },
+      { ...ok(ref('ScimUser')), ...NOT_FOUND, ...ADMIN, 409: error('uniqueness') },
       {
         parameters: [ID],
         requestBody: {
@@ -200,7 +207,13 @@ const paths = {
         },
       },
     ),
-    delete: op('Delete a user', { 204: { description: 'Deleted' }, ...NOT_FOUND }, { parameters: [ID] }),
+    delete: op(
+      'Delete a user',
+      { 204: { description: 'Deleted' }, ...NOT_FOUND, ...ADMIN },
+      {
+        parameters: [ID],
+      },
+    ),
   },
   '/api/scim/v2/Groups': { get: op('No groups: always an empty list', ok(ref('ScimListResponse'))) },
 };

@@ -10,7 +10,7 @@ import { avatarFolder } from '../users/avatar-files.js';
 import { UserAccessCache } from '../users/user-access.cache.js';
 import { toUserAccount, type UserSummarySource } from '../users/user.mapper.js';
 import { type UserChanges, UsersRepository } from '../users/users.repository.js';
-import { invalidValue, scimUserNotFound, uniqueness } from './scim.errors.js';
+import { invalidValue, scimAdminForbidden, scimUserNotFound, uniqueness } from './scim.errors.js';
 import { FILTER_MAX_RESULTS, listResponse } from './scim-discovery.js';
 import { type FilterCondition, parseFilter } from './scim-filter.js';
 import { applyPatch, readPatchBody } from './scim-patch.js';
@@ -152,7 +152,7 @@ export class ScimService {
   /** PUT: omitted optional attributes become null; an omitted `active` stays as it is. */
   async replace(idText: string, body: unknown, caller: ScimCaller): Promise<Record<string, unknown>> {
     const fields = readUserBody(body);
-    const before = await this.existing(idText);
+    const before = await this.writable(idText);
     return this.write(before, { ...fields, active: fields.active ?? before.active }, caller);
   }
 
@@ -161,12 +161,12 @@ export class ScimService {
     const operations = readPatchBody(body);
     // The values are checked (400) before the user's existence (404), as every validation (docs/api.md §1).
     applyPatch(PLACEHOLDER, operations);
-    const before = await this.existing(idText);
+    const before = await this.writable(idText);
     return this.write(before, applyPatch(fieldsOf(before), operations), caller);
   }
 
   async remove(idText: string, caller: ScimCaller): Promise<void> {
-    const user = await this.existing(idText);
+    const user = await this.writable(idText);
     const id = String(user.id);
     await this.transactions.run(async (transaction) => {
       if (!(await this.users.delete(id, transaction))) throw scimUserNotFound();
@@ -245,6 +245,13 @@ export class ScimService {
     const id = userId(idText);
     const user = id === null ? null : await this.users.findById(id);
     if (!user) throw scimUserNotFound();
+    return user;
+  }
+
+  /** The user a SCIM write addresses: 404 if there is none, 403 for an admin (after existence, docs/api.md §14). */
+  private async writable(idText: string): Promise<UserSummarySource> {
+    const user = await this.existing(idText);
+    if (user.admin) throw scimAdminForbidden();
     return user;
   }
 
