@@ -395,6 +395,9 @@ describe('SCIM 2.0 (/api/scim/v2, docs/api.md §14)', () => {
         'emails[type eq "home"].value eq "x@y.z"',
         'userName eq "john" and',
         '',
+        'userName eq "jo\u0000hn"',
+        'userName eq "jo\\u0000hn"',
+        'externalId eq "a1b2c3\u007f"',
       ]) {
         const res = await scim({ method: 'GET', path: `/Users?filter=${encodeURIComponent(filter)}` });
         expect({ filter, status: res.status, scimType: res.body.scimType }).toEqual({
