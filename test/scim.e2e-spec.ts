@@ -1,6 +1,7 @@
 // SCIM 2.0: the routes, and Okta's and Entra ID's calls replayed as they send them.
 // One file for these, not one each: Jest evaluates the whole application once per test file (docs/testing.md).
-import { useTestApp } from './support/app.js';
+import pg from 'pg';
+import { testDatabaseUrl, useTestApp } from './support/app.js';
 import { DEFAULT_PASSWORD, makeUser, tokenFor } from './support/factories.js';
 import { request } from './support/http.js';
 import { TEST_AUDIENCE, TestIdp } from './support/idp.js';
@@ -18,6 +19,7 @@ import {
   useScimClient,
 } from './support/scim.js';
 import { makeIntegrationToken } from './support/token-fixtures.js';
+import { waitFor } from './support/wait-for.js';
 
 const jane = {
   schemas: [USER_SCHEMA],
@@ -395,6 +397,9 @@ describe('SCIM 2.0 (/api/scim/v2, docs/api.md §14)', () => {
         'emails[type eq "home"].value eq "x@y.z"',
         'userName eq "john" and',
         '',
+        'userName eq "jo\u0000hn"',
+        'userName eq "jo\\u0000hn"',
+        'externalId eq "a1b2c3\u007f"',
       ]) {
         const res = await scim({ method: 'GET', path: `/Users?filter=${encodeURIComponent(filter)}` });
         expect({ filter, status: res.status, scimType: res.body.scimType }).toEqual({
@@ -546,6 +551,115 @@ describe('SCIM 2.0 (/api/scim/v2, docs/api.md §14)', () => {
       expect(res.body).toBeUndefined();
       expect(await app.dataSource.query('SELECT id FROM users WHERE id = $1', [id])).toEqual([]);
       expect((await scim({ method: 'DELETE', path: `/Users/${id}` })).status).toBe(404);
+    });
+
+    it('never undoes an admin deactivation committed while a SCIM rename waits: renamed and inactive', async () => {
+      const { id } = await createJane();
+      const admin = await makeUser(app.dataSource, { admin: true });
+      const holder = new pg.Client({ connectionString: testDatabaseUrl() });
+      await holder.connect();
+      const lockWaiters = async () => {
+        const [{ n }] = await app.dataSource.query<{ n: number }[]>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        return n;
+      };
+      try {
+        // Another session holds the row: the admin's deactivation queues first, the SCIM rename behind it.
+        await holder.query('BEGIN');
+        await holder.query('SELECT id FROM users WHERE id = $1 FOR UPDATE', [id]);
+        const deactivation = request(app.url, 'PUT', `/api/users/${id}`, {
+          token: tokenFor(admin),
+          body: { active: false },
+        });
+        await waitFor(async () => (await lockWaiters()) === 1, { what: 'the deactivation waiting' });
+        const rename = scim({
+          method: 'PATCH',
+          path: `/Users/${id}`,
+          body: patchBody({ op: 'replace', path: 'userName', value: 'jane.smith@uni.edu' }),
+        });
+        await waitFor(async () => (await lockWaiters()) === 2, { what: 'the rename waiting behind it' });
+        await holder.query('COMMIT');
+        expect((await deactivation).status).toBe(200);
+        expect((await rename).status).toBe(200);
+      } finally {
+        await holder.end();
+      }
+      expect(await app.dataSource.query('SELECT username, active FROM users WHERE id = $1', [id])).toEqual([
+        { username: 'jane.smith@uni.edu', active: false },
+      ]);
+      const audit = await app.dataSource.query<{ summary: Record<string, unknown> }[]>(
+        `SELECT summary FROM audit_events WHERE action = 'user.update' ORDER BY id`,
+      );
+      expect(audit.map((entry) => Object.keys(entry.summary).sort())).toEqual([
+        ['active'],
+        ['token_id', 'username', 'via'],
+      ]);
+    });
+
+    it('takes the email rule of the user routes: an address on a one-label domain (admin@localhost)', async () => {
+      const res = await scim({
+        method: 'POST',
+        path: '/Users',
+        body: { userName: 'ops', emails: [{ value: 'ops@localhost' }] },
+      });
+      expect(res.status).toBe(201);
+      expect(res.body.emails).toEqual([{ value: 'ops@localhost', type: 'work', primary: true }]);
+      const replaced = await scim({
+        method: 'PUT',
+        path: `/Users/${String(res.body.id)}`,
+        body: { userName: 'ops', emails: [{ value: 'root@localhost' }] },
+      });
+      expect(replaced.body.emails).toEqual([{ value: 'root@localhost', type: 'work', primary: true }]);
+    });
+
+    it('reads and lists administrators but refuses to PUT, PATCH or DELETE one (403), changing nothing', async () => {
+      const admin = await makeUser(app.dataSource, {
+        username: 'admin',
+        email: 'admin@localhost',
+        admin: true,
+      });
+      const id = String(admin.id);
+      const read = await scim({ method: 'GET', path: `/Users/${id}` });
+      expect(read.status).toBe(200);
+      expect(read.body).toMatchObject({ id, userName: 'admin', active: true });
+      const listed = await scim({ method: 'GET', path: '/Users?filter=userName%20eq%20%22admin%22' });
+      expect(listed.body.Resources.map((r: { id: string }) => r.id)).toEqual([id]);
+      const rowOf = async () =>
+        app.dataSource.query('SELECT username, email, external_id, active, admin FROM users WHERE id = $1', [
+          id,
+        ]);
+      const before = await rowOf();
+      const forbidden = scimError(403, 'Administrators are managed in the service, not through SCIM');
+      // The takeovers: the bootstrap admin renamed to an attacker's IdP username, an admin re-keyed to their oid.
+      for (const call of [
+        { method: 'PATCH', body: patchBody({ op: 'replace', path: 'userName', value: 'attacker@uni.edu' }) },
+        { method: 'PATCH', body: patchBody({ op: 'replace', path: 'externalId', value: 'attacker-oid' }) },
+        { method: 'PATCH', body: patchBody({ op: 'replace', value: { active: false } }) },
+        { method: 'PATCH', body: patchBody({ op: 'replace', path: 'displayName', value: 'Admin' }) },
+        { method: 'PUT', body: { userName: 'admin', emails: [{ value: 'admin@uni.edu' }], active: false } },
+        { method: 'DELETE' },
+      ] as const) {
+        const res = await scim({ ...call, path: `/Users/${id}` });
+        expect({ method: call.method, status: res.status, body: res.body }).toEqual({
+          method: call.method,
+          status: 403,
+          body: forbidden,
+        });
+      }
+      expect(await rowOf()).toEqual(before);
+      expect(await app.dataSource.query('SELECT action FROM audit_events')).toEqual([]);
+      expect(await app.dataSource.query('SELECT type FROM change_events')).toEqual([]);
+      // Validation (400) and existence (404) come first, as everywhere.
+      const bad = await scim({
+        method: 'PATCH',
+        path: `/Users/${id}`,
+        body: patchBody({ op: 'replace', path: 'active', value: 'maybe' }),
+      });
+      expect(bad.body).toEqual(scimError(400, 'active must be a boolean', 'invalidValue'));
+      const badPut = await scim({ method: 'PUT', path: `/Users/${id}`, body: { userName: 'admin' } });
+      expect(badPut.status).toBe(400);
     });
   });
 

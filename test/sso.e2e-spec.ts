@@ -386,6 +386,13 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
       });
       expect((await api.get('/api/auth/me', { token: verified })).status).toBe(200);
     });
+
+    it('takes the email rule of the user routes: an address on a one-label domain (admin@localhost)', async () => {
+      const token = await idp.accessToken({ preferred_username: 'ops', email: 'Ops@localhost' });
+      const me = await api.get('/api/auth/me', { token });
+      expect(me.status).toBe(200);
+      expect(me.body.data).toMatchObject({ username: 'ops', email: 'ops@localhost' });
+    });
   });
 
   describe('tokens that are refused with 401', () => {

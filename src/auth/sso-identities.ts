@@ -1,16 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { isEmail } from 'class-validator';
 import { type JWTPayload } from 'jose';
 import { type RequestContext } from '../audit/audit-actions.js';
-import { AuditService } from '../audit/audit.service.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { type AppConfig } from '../config/app-config.js';
 import { InvalidToken } from '../core/errors.js';
-import { Transactions } from '../database/transactions.js';
-import { ChangeEventsService } from '../events/change-events.service.js';
-import { toUserAccount } from '../users/user.mapper.js';
-import { USERNAME_PATTERN } from '../users/user-rules.js';
+import { isUserEmail, USERNAME_PATTERN } from '../users/user-rules.js';
 import { type SsoCandidate, UsersRepository } from '../users/users.repository.js';
+import { UsersService } from '../users/users.service.js';
 import { NoAccountForIdentity } from './auth.errors.js';
 
 /** A unique violation: the identity was bound to another user meanwhile. */
@@ -31,9 +27,7 @@ export class SsoIdentities {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly users: UsersRepository,
-    private readonly transactions: Transactions,
-    private readonly audit: AuditService,
-    private readonly changeEvents: ChangeEventsService,
+    private readonly writer: UsersService,
   ) {}
 
   /**
@@ -77,7 +71,7 @@ export class SsoIdentities {
       throw new NoAccountForIdentity();
     }
     try {
-      if (await this.users.bindSsoIdentity(id, iss, sub)) return id;
+      if (await this.writer.bindSsoIdentity(id, iss, sub)) return id;
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
     }
@@ -96,41 +90,18 @@ export class SsoIdentities {
     const { email } = claims;
     // A username or email this service would refuse from an administrator is not created from a token either,
     // nor an address the IdP says it has not verified.
-    if (
-      claims.email_verified === false ||
-      typeof email !== 'string' ||
-      email.length > 320 ||
-      !isEmail(email)
-    ) {
-      throw new NoAccountForIdentity();
-    }
-    const created = await this.transactions.run(async (transaction) => {
-      const user = await this.users.insertUnlessTaken(
-        {
-          username,
-          email: email.toLowerCase(),
-          passwordHash: null,
-          admin: false,
-          ssoIssuer: iss,
-          ssoSubject: sub,
-        },
-        transaction,
-      );
-      if (user) {
-        await this.audit.record(
-          transaction,
-          { ...context, actorId: null },
-          {
-            action: 'user.create',
-            targetType: 'user',
-            targetIds: [user.id],
-            summary: { username: user.username, via: 'sso' },
-          },
-        );
-        await this.changeEvents.record(transaction, [{ type: 'user.created', data: toUserAccount(user) }]);
-      }
-      return user;
-    });
+    if (claims.email_verified === false || !isUserEmail(email)) throw new NoAccountForIdentity();
+    const created = await this.writer.insertUnlessTaken(
+      {
+        username,
+        email: email.toLowerCase(),
+        passwordHash: null,
+        admin: false,
+        ssoIssuer: iss,
+        ssoSubject: sub,
+      },
+      { context: { ...context, actorId: null }, via: { via: 'sso' } },
+    );
     if (created) return Number(created.id);
     // Another process created this user meanwhile (and bound it), or the username or email is taken.
     const id = await this.users.idBySsoIdentity(iss, sub);

@@ -62,4 +62,16 @@ describe(parseFilter.name, () => {
   ])('refuses %j with invalidFilter', (text) => {
     expect(scimTypeOf(text)).toBe('invalidFilter');
   });
+
+  it.each([
+    'userName eq "a\u0000b"',
+    'userName eq "a\\u0000b"',
+    'externalId eq "\\u001f"',
+    'userName eq "a\u007f"',
+    'userName eq "a\\u0085"',
+    'userName\teq "a"',
+    'userName eq "a"\u0000',
+  ])('refuses %j, a control character, written or escaped, with invalidFilter', (text) => {
+    expect(scimTypeOf(text)).toBe('invalidFilter');
+  });
 });

@@ -13,6 +13,9 @@ export const INVALID_FILTER_MESSAGE =
   'The filter must be eq comparisons of userName, externalId, id, emails.value or emails[type eq "work"].value ' +
   'with string values, joined by and';
 
+/** Any control character (Unicode Cc: C0, DEL, C1). */
+const CONTROL = /\p{Cc}/u;
+
 /** The attribute a supported filter path names, or undefined. */
 function filterAttribute(path: ScimPath): FilterAttribute | undefined {
   const { attribute, subAttribute, filter } = path;
@@ -45,7 +48,7 @@ function filterAttribute(path: ScimPath): FilterAttribute | undefined {
 export function parseFilter(text: string): FilterCondition[] {
   const conditions: FilterCondition[] = [];
   let rest = text.trim();
-  if (rest === '' || text.length > 2048) throw invalidFilter(INVALID_FILTER_MESSAGE);
+  if (rest === '' || text.length > 2048 || CONTROL.test(text)) throw invalidFilter(INVALID_FILTER_MESSAGE);
   for (;;) {
     // The path runs to the first space outside brackets.
     let end = 0;
@@ -70,7 +73,9 @@ export function parseFilter(text: string): FilterCondition[] {
     const operator = /^eq\s+/i.exec(rest);
     if (attribute === undefined || !operator) throw invalidFilter(INVALID_FILTER_MESSAGE);
     const read = readCompValue(rest.slice(operator[0].length));
-    if (!read || typeof read.value !== 'string') throw invalidFilter(INVALID_FILTER_MESSAGE);
+    // A control character, written or escaped (`\u0000`), is no one's name, and PostgreSQL refuses a NUL.
+    if (!read || typeof read.value !== 'string' || CONTROL.test(read.value))
+      throw invalidFilter(INVALID_FILTER_MESSAGE);
     conditions.push({ attribute, value: read.value });
     rest = read.rest;
     if (rest.trim() === '') return conditions;

@@ -1,6 +1,5 @@
-import { isEmail } from 'class-validator';
 import { type UserSummarySource } from '../users/user.mapper.js';
-import { EMAIL_MESSAGE, USERNAME_MESSAGE, USERNAME_PATTERN } from '../users/user-rules.js';
+import { EMAIL_MESSAGE, isUserEmail, USERNAME_MESSAGE, USERNAME_PATTERN } from '../users/user-rules.js';
 import { invalidSyntax, invalidValue } from './scim.errors.js';
 import { USER_SCHEMA } from './scim-path.js';
 
@@ -68,7 +67,7 @@ export function readActive(value: unknown): boolean {
 
 export function readEmailValue(value: unknown): string {
   if (value === undefined || value === null || value === '') throw invalidValue(EMAIL_REQUIRED_MESSAGE);
-  if (typeof value !== 'string' || length(value) > 320 || !isEmail(value)) throw invalidValue(EMAIL_MESSAGE);
+  if (!isUserEmail(value)) throw invalidValue(EMAIL_MESSAGE);
   return value.toLowerCase();
 }
 

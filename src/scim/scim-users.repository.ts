@@ -7,15 +7,8 @@ import { type UserSummarySource } from '../users/user.mapper.js';
 import { USER_SUMMARY_COLUMNS } from '../users/users.repository.js';
 import { type FilterCondition } from './scim-filter.js';
 
-/** Which of a user's unique identities another user holds already. */
-export interface Clashes {
-  username: boolean;
-  email: boolean;
-  externalId: boolean;
-}
-
 /**
- * The reads of `users` that SCIM needs beyond the users repository: the filtered list and the uniqueness check.
+ * The reads of `users` that SCIM needs beyond the users repository: the filtered list.
  * Each filter term is served by an index: `lower(username)` and `lower(email)` (the unique expression indexes),
  * `external_id` (its unique index), `id` (the primary key).
  */
@@ -59,22 +52,5 @@ export class ScimUsersRepository {
       { page: 1, perPage: limit, offset },
     );
     return splitPage(await this.dataSource.query<PageRow<UserSummarySource>[]>(sql, params.values));
-  }
-
-  /** Whether users other than `exceptId` hold this username or email (case-insensitively) or external id. */
-  async clashes(
-    username: string,
-    email: string,
-    externalId: string | null,
-    exceptId: string | null,
-  ): Promise<Clashes> {
-    const [row] = await this.dataSource.query<Clashes[]>(
-      `SELECT
-         EXISTS (SELECT 1 FROM users WHERE lower(username) = lower($1) AND id IS DISTINCT FROM $4::bigint) AS username,
-         EXISTS (SELECT 1 FROM users WHERE lower(email) = lower($2) AND id IS DISTINCT FROM $4::bigint) AS email,
-         EXISTS (SELECT 1 FROM users WHERE external_id = $3 AND id IS DISTINCT FROM $4::bigint) AS "externalId"`,
-      [username, email, externalId, exceptId],
-    );
-    return row;
   }
 }

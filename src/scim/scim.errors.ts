@@ -33,6 +33,9 @@ export const SCIM_NOT_IMPLEMENTED_MESSAGE = 'Not implemented: this service provi
 /** An integration token without the `scim` scope (docs/api.md §14). */
 export const scimForbidden = () => new ScimError(403, SCIM_FORBIDDEN_MESSAGE);
 export const scimUserNotFound = () => new ScimError(404, SCIM_USER_NOT_FOUND_MESSAGE);
+export const SCIM_ADMIN_MESSAGE = 'Administrators are managed in the service, not through SCIM';
+/** A SCIM write of an admin: a provisioning token never reaches an administrator (docs/security.md). */
+export const scimAdminForbidden = () => new ScimError(403, SCIM_ADMIN_MESSAGE);
 
 /** The SCIM error body: `{schemas, status, scimType?, detail}`, `status` a string (RFC 7644 §3.12). */
 export function scimErrorBody(status: number, detail: string, scimType?: ScimType): Record<string, unknown> {

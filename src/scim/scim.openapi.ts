@@ -132,6 +132,9 @@ const COMMON = {
   500: error('An internal server error occurred'),
 };
 const NOT_FOUND = { 404: error('User not found (any id that is not a user id, GUIDs included)') };
+const ADMIN = {
+  403: error('This token may not use SCIM | Administrators are managed in the service, not through SCIM'),
+};
 const ID = {
   name: 'id',
   in: 'path',
@@ -143,7 +146,7 @@ const ID = {
 const op = (
   method: string,
   summary: string,
-  responses: Record<string, unknown>,
+  { 403: forbidden = COMMON[403], ...responses }: Record<string, unknown>,
   extra: Record<string, unknown> = {},
 ) => ({
   tags: ['SCIM'],
@@ -151,7 +154,7 @@ const op = (
   operationId: `Scim.${method}`,
   security: [{ bearer: [] }],
   ...extra,
-  responses: { ...responses, ...COMMON },
+  responses: { ...responses, ...COMMON, 403: forbidden },
 });
 const ok = (schema: unknown, description = 'OK') => ({ 200: { description, content: scimJson(schema) } });
 const userBody = {
@@ -196,7 +199,7 @@ const paths = {
     put: op(
       'replace',
       'Replace a user',
-      { ...ok(ref('ScimUser')), ...NOT_FOUND, 409: error('uniqueness') },
+      { ...ok(ref('ScimUser')), ...NOT_FOUND, ...ADMIN, 409: error('uniqueness') },
       {
         parameters: [ID],
         requestBody: userBody,
@@ -205,7 +208,7 @@ const paths = {
     patch: op(
       'patch',
       'Change a user (all operations or none)',
-      { ...ok(ref('ScimUser')), ...NOT_FOUND, 409: error('uniqueness') },
+      { ...ok(ref('ScimUser')), ...NOT_FOUND, ...ADMIN, 409: error('uniqueness') },
       {
         parameters: [ID],
         requestBody: {
@@ -217,7 +220,7 @@ const paths = {
     delete: op(
       'remove',
       'Delete a user',
-      { 204: { description: 'Deleted' }, ...NOT_FOUND },
+      { 204: { description: 'Deleted' }, ...NOT_FOUND, ...ADMIN },
       { parameters: [ID] },
     ),
   },

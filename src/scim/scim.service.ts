@@ -1,21 +1,21 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { type RequestContext } from '../audit/audit-actions.js';
-import { AuditService } from '../audit/audit.service.js';
 import { INT64_MAX } from '../core/ids.js';
-import { Transactions } from '../database/transactions.js';
-import { violatedUniqueConstraint } from '../database/sql.js';
-import { ChangeEventsService } from '../events/change-events.service.js';
-import { StorageService } from '../storage/storage.service.js';
-import { avatarFolder } from '../users/avatar-files.js';
-import { UserAccessCache } from '../users/user-access.cache.js';
-import { toUserAccount, type UserSummarySource } from '../users/user.mapper.js';
-import { type UserChanges, UsersRepository } from '../users/users.repository.js';
-import { invalidValue, scimUserNotFound, uniqueness } from './scim.errors.js';
+import { type UserSummarySource } from '../users/user.mapper.js';
+import { UsersRepository } from '../users/users.repository.js';
+import {
+  DuplicateEmail,
+  DuplicateExternalId,
+  DuplicateUsername,
+  UserNotFound,
+} from '../users/users.errors.js';
+import { UsersService, type WriteOrigin } from '../users/users.service.js';
+import { invalidValue, scimAdminForbidden, scimUserNotFound, uniqueness } from './scim.errors.js';
 import { FILTER_MAX_RESULTS, listResponse } from './scim-discovery.js';
 import { type FilterCondition, parseFilter } from './scim-filter.js';
 import { applyPatch, readPatchBody } from './scim-patch.js';
 import { fieldsOf, readUserBody, type ScimUserFields, toScimUser } from './scim-user.js';
-import { type Clashes, ScimUsersRepository } from './scim-users.repository.js';
+import { ScimUsersRepository } from './scim-users.repository.js';
 
 /** Who provisions: the request's audit context and the integration token it came with. */
 export interface ScimCaller {
@@ -67,30 +67,13 @@ function userId(text: string): string | null {
   return id >= 1n && id <= INT64_MAX ? id.toString() : null;
 }
 
-/** The SCIM attribute names of the user fields a change audits, with their audit keys (as PUT /api/users). */
-const AUDITED: readonly (readonly [string, keyof ScimUserFields])[] = [
-  ['username', 'userName'],
-  ['email', 'email'],
-  ['given_name', 'givenName'],
-  ['family_name', 'familyName'],
-  ['display_name', 'displayName'],
-  ['external_id', 'externalId'],
-  ['active', 'active'],
-];
-
 /** SCIM 2.0 Users (docs/api.md §14): the same writes, audit and change events as the user routes. */
 @Injectable()
 export class ScimService {
-  private readonly logger = new Logger(ScimService.name);
-
   constructor(
     private readonly users: UsersRepository,
+    private readonly writer: UsersService,
     private readonly scimUsers: ScimUsersRepository,
-    private readonly access: UserAccessCache,
-    private readonly storage: StorageService,
-    private readonly transactions: Transactions,
-    private readonly audit: AuditService,
-    private readonly changeEvents: ChangeEventsService,
   ) {}
 
   async list(
@@ -115,36 +98,22 @@ export class ScimService {
     caller: ScimCaller,
   ): Promise<{ resource: Record<string, unknown>; location: string }> {
     const fields = readUserBody(body);
-    await this.checkUnique({ ...fields, active: fields.active ?? true }, null);
-    let created: UserSummarySource;
-    try {
-      created = await this.transactions.run(async (transaction) => {
-        const user = await this.users.insert(
-          {
-            username: fields.userName,
-            email: fields.email,
-            passwordHash: null,
-            admin: false,
-            givenName: fields.givenName,
-            familyName: fields.familyName,
-            displayName: fields.displayName,
-            externalId: fields.externalId,
-            active: fields.active ?? true,
-          },
-          transaction,
-        );
-        await this.audit.record(transaction, caller.context, {
-          action: 'user.create',
-          targetType: 'user',
-          targetIds: [user.id],
-          summary: { username: user.username, via: 'scim', token_id: caller.tokenId },
-        });
-        await this.changeEvents.record(transaction, [{ type: 'user.created', data: toUserAccount(user) }]);
-        return user;
-      });
-    } catch (error) {
-      throw clashError(error) ?? error;
-    }
+    const created = await scimErrors(() =>
+      this.writer.insert(
+        {
+          username: fields.userName,
+          email: fields.email,
+          passwordHash: null,
+          admin: false,
+          givenName: fields.givenName,
+          familyName: fields.familyName,
+          displayName: fields.displayName,
+          externalId: fields.externalId,
+          active: fields.active ?? true,
+        },
+        origin(caller),
+      ),
+    );
     const location = this.location(caller.base, created);
     return { resource: toScimUser(created, location), location };
   }
@@ -152,8 +121,7 @@ export class ScimService {
   /** PUT: omitted optional attributes become null; an omitted `active` stays as it is. */
   async replace(idText: string, body: unknown, caller: ScimCaller): Promise<Record<string, unknown>> {
     const fields = readUserBody(body);
-    const before = await this.existing(idText);
-    return this.write(before, { ...fields, active: fields.active ?? before.active }, caller);
+    return this.write(idText, (current) => ({ ...fields, active: fields.active ?? current.active }), caller);
   }
 
   /** PATCH: every operation or none; one that changes nothing writes nothing (no audit, no event). */
@@ -161,84 +129,47 @@ export class ScimService {
     const operations = readPatchBody(body);
     // The values are checked (400) before the user's existence (404), as every validation (docs/api.md §1).
     applyPatch(PLACEHOLDER, operations);
-    const before = await this.existing(idText);
-    return this.write(before, applyPatch(fieldsOf(before), operations), caller);
+    return this.write(idText, (current) => applyPatch(current, operations), caller);
   }
 
   async remove(idText: string, caller: ScimCaller): Promise<void> {
-    const user = await this.existing(idText);
-    const id = String(user.id);
-    await this.transactions.run(async (transaction) => {
-      if (!(await this.users.delete(id, transaction))) throw scimUserNotFound();
-      await this.audit.record(transaction, caller.context, {
-        action: 'user.delete',
-        targetType: 'user',
-        targetIds: [id],
-        summary: { username: user.username, via: 'scim', token_id: caller.tokenId },
-      });
-      await this.changeEvents.record(transaction, [
-        { type: 'user.deleted', data: { id: Number(id), username: user.username } },
-      ]);
-    });
-    this.access.invalidate(Number(id));
-    await this.storage.remove(avatarFolder(id)).catch((error: unknown) => {
-      this.logger.warn(`Could not remove the avatar of deleted user ${id}`, error);
-    });
+    const id = userId(idText);
+    if (id === null) throw scimUserNotFound();
+    await scimErrors(() => this.writer.delete(id, refuseAdmin, origin(caller)));
   }
 
+  /**
+   * A PUT or PATCH, planned from the user as it stands (its row locked by the writer), so that a change another
+   * request committed meanwhile is never undone; an admin → 403, after existence.
+   */
   private async write(
-    before: UserSummarySource,
-    after: ScimUserFields,
+    idText: string,
+    plan: (current: ScimUserFields) => ScimUserFields,
     caller: ScimCaller,
   ): Promise<Record<string, unknown>> {
-    const previous = fieldsOf(before);
-    const summary: Record<string, unknown> = {};
-    for (const [name, key] of AUDITED) {
-      if (after[key] !== previous[key]) summary[name] = { from: previous[key], to: after[key] };
-    }
-    if (Object.keys(summary).length === 0) return toScimUser(before, this.location(caller.base, before));
-    const id = String(before.id);
-    // Only a changed identity can clash (a PATCH of a name or of `active` reads nothing more).
-    if ('username' in summary || 'email' in summary || 'external_id' in summary)
-      await this.checkUnique(after, id);
-    const changes: UserChanges = {
-      updatedAt: new Date(),
-      username: after.userName,
-      email: after.email,
-      givenName: after.givenName,
-      familyName: after.familyName,
-      displayName: after.displayName,
-      externalId: after.externalId,
-      active: after.active,
-    };
-    let updated: UserSummarySource | null;
-    try {
-      updated = await this.transactions.run(async (transaction) => {
-        const row = await this.users.update(id, changes, transaction);
-        if (!row) return null;
-        await this.audit.record(transaction, caller.context, {
-          action: 'user.update',
-          targetType: 'user',
-          targetIds: [id],
-          summary: { ...summary, via: 'scim', token_id: caller.tokenId },
-        });
-        await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserAccount(row) }]);
-        return row;
-      });
-    } catch (error) {
-      throw clashError(error) ?? error;
-    }
-    if (!updated) throw scimUserNotFound();
-    // A deactivation applies at once on this replica, within the 5 s user-check bound on the others.
-    if (after.active !== previous.active) this.access.invalidate(Number(id));
-    return toScimUser(updated, this.location(caller.base, updated));
-  }
-
-  /** 409 `uniqueness`, checked as userName, email, externalId. */
-  private async checkUnique(fields: ScimUserFields, exceptId: string | null): Promise<void> {
-    const clashes = await this.scimUsers.clashes(fields.userName, fields.email, fields.externalId, exceptId);
-    const error = firstClash(clashes);
-    if (error) throw error;
+    const id = userId(idText);
+    if (id === null) throw scimUserNotFound();
+    const { user } = await scimErrors(() =>
+      this.writer.change(
+        id,
+        (current) => {
+          refuseAdmin(current);
+          const after = plan(fieldsOf(current));
+          return {
+            username: after.userName,
+            email: after.email,
+            givenName: after.givenName,
+            familyName: after.familyName,
+            displayName: after.displayName,
+            externalId: after.externalId,
+            active: after.active,
+          };
+        },
+        origin(caller),
+        { unchangedIsNoWrite: true },
+      ),
+    );
+    return toScimUser(user, this.location(caller.base, user));
   }
 
   private async existing(idText: string): Promise<UserSummarySource> {
@@ -264,22 +195,29 @@ const PLACEHOLDER: ScimUserFields = {
   active: true,
 };
 
-const USERNAME_TAKEN = 'A user with this username already exists';
-const EMAIL_TAKEN = 'A user with this email already exists';
-const EXTERNAL_ID_TAKEN = 'A user with this external ID already exists';
-
-function firstClash(clashes: Clashes) {
-  if (clashes.username) return uniqueness(USERNAME_TAKEN);
-  if (clashes.email) return uniqueness(EMAIL_TAKEN);
-  if (clashes.externalId) return uniqueness(EXTERNAL_ID_TAKEN);
-  return undefined;
+/** A provisioning token never writes an administrator (docs/security.md). */
+function refuseAdmin(user: { admin: boolean }): void {
+  if (user.admin) throw scimAdminForbidden();
 }
 
-/** A unique violation from a write that raced another (the check above passed). */
-function clashError(error: unknown) {
-  const constraint = violatedUniqueConstraint(error);
-  if (constraint === 'uq_users_username_lower') return uniqueness(USERNAME_TAKEN);
-  if (constraint === 'uq_users_email_lower') return uniqueness(EMAIL_TAKEN);
-  if (constraint === 'uq_users_external_id') return uniqueness(EXTERNAL_ID_TAKEN);
-  return undefined;
+/** SCIM's audit summary additions: `via` and the token. */
+const origin = (caller: ScimCaller): WriteOrigin => ({
+  context: caller.context,
+  via: { via: 'scim', token_id: caller.tokenId },
+});
+
+/** The writer's 404 and 409s as SCIM errors. */
+async function scimErrors<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof UserNotFound) throw scimUserNotFound();
+    if (
+      error instanceof DuplicateUsername ||
+      error instanceof DuplicateEmail ||
+      error instanceof DuplicateExternalId
+    )
+      throw uniqueness(error.message);
+    throw error;
+  }
 }

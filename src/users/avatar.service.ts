@@ -13,6 +13,7 @@ import { toUserAccount } from './user.mapper.js';
 import { type UserAccount } from './user.shape.js';
 import { AvatarNotFound, UserNotFound } from './users.errors.js';
 import { UsersRepository } from './users.repository.js';
+import { UsersService } from './users.service.js';
 
 interface StoredAvatar {
   contentType: string;
@@ -28,6 +29,7 @@ export class AvatarService {
 
   constructor(
     private readonly users: UsersRepository,
+    private readonly writer: UsersService,
     private readonly storage: StorageService,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
@@ -57,7 +59,7 @@ export class AvatarService {
       );
       const size = (await this.storage.stat(key))?.size ?? 0;
       const row = await this.transactions.run(async (transaction) => {
-        const updated = await this.users.replaceAvatar(userId, key, contentType, new Date(), transaction);
+        const updated = await this.writer.replaceAvatar(userId, key, contentType, transaction);
         if (!updated) throw new UserNotFound();
         await this.audit.record(transaction, context, {
           action: 'user.avatar',

@@ -18,6 +18,7 @@ import {
 } from './user-import.js';
 import { type UserListFilter } from './user-list-filter.js';
 import { type NewUser, UsersRepository } from './users.repository.js';
+import { UsersService } from './users.service.js';
 import { violatedUniqueConstraint } from '../database/sql.js';
 import { mapWithConcurrency } from './map-with-concurrency.js';
 import { UserAccessCache } from './user-access.cache.js';
@@ -54,6 +55,7 @@ export class UserImportService {
   constructor(
     private readonly transactions: Transactions,
     private readonly users: UsersRepository,
+    private readonly writer: UsersService,
     private readonly hasher: PasswordHasher,
     private readonly audit: AuditService,
     private readonly changeEvents: ChangeEventsService,
@@ -104,11 +106,9 @@ export class UserImportService {
     }));
     try {
       await this.transactions.runLong(async (manager) => {
-        const created = newUsers.length > 0 ? await this.users.insertMany(newUsers, manager) : [];
+        const { created, updated } = await this.writer.importRows(newUsers, toUpdate, manager);
         const ids = new Map(created.map((row) => [row.username.toLowerCase(), Number(row.id)]));
         toCreate.forEach((user) => (user.row.id = ids.get(user.username.toLowerCase()) ?? null));
-        const updated =
-          toUpdate.length > 0 ? await this.users.updatePeopleFields(toUpdate, new Date(), manager) : [];
         await this.audit.record(manager, context, {
           action: 'user.import',
           targetType: 'user',

@@ -1,3 +1,4 @@
+import { isEmail } from 'class-validator';
 /** The user field rules of docs/api.md §5 and §14, shared by the user DTOs (which the CLI validates with too), CSV import and password change. */
 export const USERNAME_MAX = 128;
 /** ASCII only: no Unicode case folding can ever join two names (docs/api.md §11). `@` and `+` for IdP names. */
@@ -10,6 +11,9 @@ export const EMAIL_MESSAGE = 'Email must be a valid email address';
  * default `admin@localhost` (ADMIN_EMAIL) is.
  */
 export const EMAIL_OPTIONS = { require_tld: false } as const;
+/** The one email rule of every way a user is written (the user routes' DTOs, CSV import, SCIM, single sign-on). */
+export const isUserEmail = (value: unknown): value is string =>
+  typeof value === 'string' && isEmail(value, EMAIL_OPTIONS);
 /**
  * The OpenAPI schema of an email: not `format: email`, which validators read as a domain with a dot and would
  * refuse `admin@localhost`; the pattern is the shape every address the service keeps has.

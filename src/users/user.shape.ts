@@ -3,7 +3,7 @@ import { fieldsOf } from '../core/wire-shape.js';
 /**
  * The User summary of the contract (docs/api.md §3) and its admin view, the one place their fields are written:
  * the mapper (`toUserSummary`, `toUserAccount`, user.mapper.ts), the JSON text built in SQL
- * (`USER_SUMMARY_JSON_SQL`, module-roles.repository.ts) and the OpenAPI schemas (user.schemas.ts) each hold one
+ * (`USER_SUMMARY_JSON_SQL`, user-summary-json.ts) and the OpenAPI schemas (user.schemas.ts) each hold one
  * entry per field, checked against these interfaces when the project compiles (core/wire-shape.ts).
  */
 

@@ -110,6 +110,13 @@ export interface NewUser {
   ssoSubject?: string;
 }
 
+/** Which of a user's unique identities another user holds already. */
+export interface Clashes {
+  username: boolean;
+  email: boolean;
+  externalId: boolean;
+}
+
 /** A user as single sign-on matches it: its id and the IdP identity it is bound to (both null: none). */
 export interface SsoCandidate {
   id: number;
@@ -465,6 +472,31 @@ export class UsersRepository {
       .execute();
     const [row] = result.raw as Record<string, unknown>[];
     return row === undefined ? null : this.summary(row);
+  }
+
+  /** The user, its row locked until the transaction ends (a writer reads what it changes this way), or null. */
+  async lockForUpdate(id: string, manager: EntityManager): Promise<UserSummarySource | null> {
+    const rows = await manager.query<UserSummarySource[]>(
+      `SELECT ${USER_SUMMARY_COLUMNS} FROM users u WHERE u.id = $1 FOR UPDATE`,
+      [id],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Whether users other than `exceptId` hold this username or email (case-insensitively) or external id. */
+  async clashes(
+    identity: { username: string; email: string; externalId?: string | null },
+    exceptId: string | null,
+    manager?: EntityManager,
+  ): Promise<Clashes> {
+    const [row] = await this.run(manager).query<Clashes[]>(
+      `SELECT
+         EXISTS (SELECT 1 FROM users WHERE lower(username) = lower($1) AND id IS DISTINCT FROM $4::bigint) AS username,
+         EXISTS (SELECT 1 FROM users WHERE lower(email) = lower($2) AND id IS DISTINCT FROM $4::bigint) AS email,
+         EXISTS (SELECT 1 FROM users WHERE external_id = $3 AND id IS DISTINCT FROM $4::bigint) AS "externalId"`,
+      [identity.username, identity.email, identity.externalId ?? null, exceptId],
+    );
+    return row;
   }
 
   /** Deletes the user (role assignments go with it, by foreign key); whether there was one. */

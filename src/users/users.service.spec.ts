@@ -19,7 +19,7 @@ import { User as UserEntity, type User } from './user.entity.js';
 import { type StoredIdentity } from './user-import.js';
 import { type UserListFilter } from './user-list-filter.js';
 import { type UserSummarySource } from './user.mapper.js';
-import { type NewUser, type UserChanges, UsersRepository } from './users.repository.js';
+import { type Clashes, type NewUser, type UserChanges, UsersRepository } from './users.repository.js';
 import { UsersService } from './users.service.js';
 
 // The unit tier's one fake style: src/testing/fakes.ts.
@@ -68,6 +68,21 @@ class FakeUsers extends UsersRepository {
     const row = this.rows.find((candidate) => candidate.id === Number(id));
     // A copy, as each read from the database is.
     return Promise.resolve(row ? { ...row } : null);
+  }
+
+  override exists(id: string | number): Promise<boolean> {
+    return Promise.resolve(this.rows.some((candidate) => candidate.id === Number(id)));
+  }
+
+  override lockForUpdate(id: string, manager: Transaction): Promise<UserSummarySource | null> {
+    this.writes.push({ kind: 'lock', transaction: manager });
+    if (this.deletedBeforeUpdate) return Promise.resolve(null);
+    return this.findById(id);
+  }
+
+  /** Clashes show up as unique violations (`clash`), as when another request wins the race. */
+  override clashes(): Promise<Clashes> {
+    return Promise.resolve({ username: false, email: false, externalId: false });
   }
 
   override insert(created: NewUser, manager?: Transaction): Promise<UserSummarySource> {
@@ -319,12 +334,52 @@ describe(UsersService.name, () => {
     });
   });
 
+  describe('change', () => {
+    it('plans from the locked row and, asked to, writes only what differs (nothing: no audit, no event)', async () => {
+      const { service, users, audit, events, transactions } = setUp();
+      const seen: string[] = [];
+      const plan = (current: UserSummarySource) => {
+        seen.push(current.username);
+        return { username: 'Jane', displayName: 'J.' };
+      };
+      const { changed } = await service.change(
+        '7',
+        plan,
+        { context: CONTEXT, via: { via: 'scim' } },
+        {
+          unchangedIsNoWrite: true,
+        },
+      );
+      expect(changed).toBe(true);
+      expect(seen).toEqual(['Jane']);
+      expect(users.writes.map((write) => [write.kind, write.transaction])).toEqual([
+        ['lock', transactions.marker],
+        ['update', transactions.marker],
+      ]);
+      expect(audit.recorded).toEqual([
+        {
+          action: 'user.update',
+          targetType: 'user',
+          targetIds: ['7'],
+          summary: { display_name: { from: null, to: 'J.' }, via: 'scim' },
+        },
+      ]);
+      const again = await service.change('7', plan, { context: CONTEXT }, { unchangedIsNoWrite: true });
+      expect(again.changed).toBe(false);
+      expect(audit.recorded).toHaveLength(1);
+      expect(events.recorded).toHaveLength(1);
+    });
+  });
+
   describe('remove', () => {
     it('deletes the user, records it, forgets their access and then removes their avatar folder', async () => {
       const { service, users, access, storage, audit, events, transactions } = setUp();
       await service.remove('7', ADMIN, CONTEXT);
       expect(users.rows.map((row) => row.id)).toEqual([1]);
-      expect(users.writes).toEqual([{ kind: 'delete', transaction: transactions.marker }]);
+      expect(users.writes).toEqual([
+        { kind: 'lock', transaction: transactions.marker },
+        { kind: 'delete', transaction: transactions.marker },
+      ]);
       expect(audit.recorded).toEqual([
         { action: 'user.delete', targetType: 'user', targetIds: ['7'], summary: { username: 'Jane' } },
       ]);
@@ -337,7 +392,7 @@ describe(UsersService.name, () => {
       const { service, users } = setUp();
       await expect(service.remove('99', ADMIN, CONTEXT)).rejects.toMatchObject({ status: 404 });
       await expect(service.remove('1', ADMIN, CONTEXT)).rejects.toMatchObject({ status: 403 });
-      expect(users.writes).toEqual([]);
+      expect(users.writes.filter((write) => write.kind !== 'lock')).toEqual([]);
     });
 
     it('still succeeds when the avatar folder cannot be removed', async () => {

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { type EntityManager } from 'typeorm';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
@@ -14,9 +15,15 @@ import { UserAccessCache } from './user-access.cache.js';
 import { listClashes, type NewUserIdentity } from './user-clashes.js';
 import { type UserListFilter } from './user-list-filter.js';
 import { mapWithConcurrency } from './map-with-concurrency.js';
-import { toUserAccount } from './user.mapper.js';
+import { toUserAccount, type UserSummarySource } from './user.mapper.js';
 import { type UserAccount } from './user.shape.js';
-import { type NewUser, type PeopleFields, type UserChanges, UsersRepository } from './users.repository.js';
+import {
+  type Clashes,
+  type NewUser,
+  type PeopleFields,
+  type UserChanges,
+  UsersRepository,
+} from './users.repository.js';
 import {
   CannotDeactivateSelf,
   CannotDeleteSelf,
@@ -31,6 +38,18 @@ import {
 
 /** argon2id runs on libuv's pool (4 threads by default): a bulk create never takes all of it. */
 const HASH_CONCURRENCY = 2;
+
+/** Who writes: the request's audit context, and what every audit summary of the write adds (`via`, `token_id`). */
+export interface WriteOrigin {
+  context: RequestContext;
+  via?: Record<string, unknown>;
+}
+
+/**
+ * A change planned from the user as it stands, its row locked: the fields to set. It may throw to refuse
+ * (SCIM refuses an admin); `updatedAt` is set by the writer.
+ */
+export type ChangePlan = (current: UserSummarySource) => Omit<UserChanges, 'updatedAt'>;
 
 export interface UserPage {
   users: UserAccount[];
@@ -61,22 +80,75 @@ export class UsersService {
 
   async create(dto: CreateUserDto, context: RequestContext): Promise<UserAccount> {
     const passwordHash = await this.hasher.hash(dto.password);
+    return toUserAccount(await this.insert(newUser(dto, passwordHash), { context }));
+  }
+
+  /** Inserts one user: clashes answered as username, email, external id (409); audited, a `user.created` event. */
+  async insert(user: NewUser, origin: WriteOrigin): Promise<UserSummarySource> {
     try {
       return await this.transactions.run(async (transaction) => {
-        const created = await this.users.insert(newUser(dto, passwordHash), transaction);
-        await this.audit.record(transaction, context, {
-          action: 'user.create',
-          targetType: 'user',
-          targetIds: [created.id],
-          summary: nameOf(created),
-        });
-        const summary = toUserAccount(created);
-        await this.changeEvents.record(transaction, [{ type: 'user.created', data: summary }]);
-        return summary;
+        const clash = firstClash(await this.users.clashes(user, null, transaction));
+        if (clash) throw clash;
+        const created = await this.users.insert(user, transaction);
+        await this.recordCreated(transaction, created, origin);
+        return created;
       });
     } catch (error) {
       throw duplicateError(error) ?? error;
     }
+  }
+
+  /**
+   * Inserts the user unless its username or email is taken (a concurrent insert of the same user included),
+   * as single sign-on creates one: the new user, or null when nothing was inserted.
+   */
+  async insertUnlessTaken(user: NewUser, origin: WriteOrigin): Promise<UserSummarySource | null> {
+    return this.transactions.run(async (transaction) => {
+      const created = await this.users.insertUnlessTaken(user, transaction);
+      if (created) await this.recordCreated(transaction, created, origin);
+      return created;
+    });
+  }
+
+  /** Binds the user to the IdP identity unless it is bound already (docs/sso.md, "Binding"); whether it was now. */
+  bindSsoIdentity(id: number, issuer: string, subject: string): Promise<boolean> {
+    return this.users.bindSsoIdentity(id, issuer, subject);
+  }
+
+  /** The first administrator, unless any user exists (instances starting together create one); whether created. */
+  insertFirstAdmin(admin: Omit<NewUser, 'admin'>): Promise<boolean> {
+    return this.users.insertFirstAdmin(admin);
+  }
+
+  /** The CSV import's set-based writes, in its transaction: the new users, then §14's fields of stored ones. */
+  async importRows(
+    newUsers: readonly NewUser[],
+    updates: readonly { id: number; changes: Partial<PeopleFields> }[],
+    manager: EntityManager,
+  ): Promise<{ created: UserSummarySource[]; updated: UserSummarySource[] }> {
+    const created = newUsers.length > 0 ? await this.users.insertMany(newUsers, manager) : [];
+    const updated =
+      updates.length > 0 ? await this.users.updatePeopleFields(updates, new Date(), manager) : [];
+    return { created, updated };
+  }
+
+  /** Points the user at a new avatar, in the caller's transaction (see UsersRepository.replaceAvatar). */
+  replaceAvatar(id: string, key: string, contentType: string, manager: EntityManager) {
+    return this.users.replaceAvatar(id, key, contentType, new Date(), manager);
+  }
+
+  private async recordCreated(
+    transaction: EntityManager,
+    created: UserSummarySource,
+    origin: WriteOrigin,
+  ): Promise<void> {
+    await this.audit.record(transaction, origin.context, {
+      action: 'user.create',
+      targetType: 'user',
+      targetIds: [created.id],
+      summary: { ...nameOf(created), ...origin.via },
+    });
+    await this.changeEvents.record(transaction, [{ type: 'user.created', data: toUserAccount(created) }]);
   }
 
   /** All or nothing: one statement inserts the batch, after every clash has been listed up front. */
@@ -150,48 +222,82 @@ export class UsersService {
       Object.keys(people).length === 0
     )
       throw new NothingToUpdate();
-    const before = await this.users.findById(id);
-    if (!before) throw new UserNotFound();
+    if (!(await this.users.exists(id))) throw new UserNotFound();
     if (admin === false && String(caller.id) === id) throw new CannotDemoteSelf();
     if (people.active === false && String(caller.id) === id) throw new CannotDeactivateSelf();
 
     // Hashed first: the change's time is taken after the (slow) hash, so a token issued with the old password
     // while the hash was computed is still in an earlier second or the same one, never a later one.
     const passwordHash = password === undefined ? undefined : await this.hasher.hash(password);
-    const now = new Date();
-    const changes: UserChanges = { updatedAt: now, username, email: email?.toLowerCase(), admin, ...people };
+    const changes: Omit<UserChanges, 'updatedAt'> = {
+      username,
+      email: email?.toLowerCase(),
+      admin,
+      ...people,
+    };
     if (passwordHash !== undefined) {
       // Tokens issued in an earlier second than this are refused from now on (docs/api.md §2).
       changes.passwordHash = passwordHash;
-      changes.passwordChangedAt = now;
+      changes.passwordChangedAt = new Date();
     }
-    let updated: Awaited<ReturnType<UsersRepository['update']>>;
+    const { user } = await this.change(id, () => changes, { context }, { unchangedIsNoWrite: false });
+    return toUserAccount(user);
+  }
+
+  /**
+   * The one way to change a user: its row is locked and read, `plan` says what to set from what is there, and
+   * only that is written, so a concurrent change of other fields is never undone. Identity clashes → 409 (as
+   * username, email, external id); audited as `user.update` with each changed field `{from, to}`; a
+   * `user.updated` event. With `unchangedIsNoWrite` (SCIM), a plan that changes nothing writes nothing.
+   */
+  async change(
+    id: string,
+    plan: ChangePlan,
+    origin: WriteOrigin,
+    { unchangedIsNoWrite }: { unchangedIsNoWrite: boolean },
+  ): Promise<{ user: UserSummarySource; changed: boolean }> {
+    let result: { user: UserSummarySource; changed: boolean; written: Omit<UserChanges, 'updatedAt'> };
     try {
-      updated = await this.transactions.run(async (transaction) => {
-        const row = await this.users.update(id, changes, transaction);
-        if (!row) return null;
+      result = await this.transactions.run(async (transaction) => {
+        const before = await this.users.lockForUpdate(id, transaction);
+        if (!before) throw new UserNotFound();
+        const planned = plan(before);
         const summary: Record<string, unknown> = {};
         for (const [field, key] of AUDITED_FIELDS) {
-          if (changes[key] !== undefined && changes[key] !== before[key])
-            summary[field] = { from: before[key], to: changes[key] };
+          if (planned[key] !== undefined && planned[key] !== before[key])
+            summary[field] = { from: before[key], to: planned[key] };
         }
-        if (password !== undefined) summary.password = 'changed';
-        await this.audit.record(transaction, context, {
+        if (planned.passwordHash !== undefined) summary.password = 'changed';
+        const written = unchangedIsNoWrite ? onlyChanged(planned, before) : planned;
+        if (unchangedIsNoWrite && Object.keys(summary).length === 0)
+          return { user: before, changed: false, written };
+        if ('username' in summary || 'email' in summary || 'external_id' in summary) {
+          const after = { ...before, ...stripUndefined(planned) };
+          const clash = firstClash(await this.users.clashes(after, id, transaction));
+          if (clash) throw clash;
+        }
+        const row = await this.users.update(
+          id,
+          { ...written, updatedAt: planned.passwordChangedAt ?? new Date() },
+          transaction,
+        );
+        if (!row) throw new UserNotFound();
+        await this.audit.record(transaction, origin.context, {
           action: 'user.update',
           targetType: 'user',
           targetIds: [id],
-          summary,
+          summary: { ...summary, ...origin.via },
         });
         await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserAccount(row) }]);
-        return row;
+        return { user: row, changed: true, written };
       });
     } catch (error) {
       throw duplicateError(error) ?? error;
     }
-    if (!updated) throw new UserNotFound();
-    if (password !== undefined || admin !== undefined || people.active !== undefined)
+    const { written } = result;
+    if (written.passwordHash !== undefined || written.admin !== undefined || written.active !== undefined)
       this.access.invalidate(Number(id));
-    return toUserAccount(updated);
+    return { user: result.user, changed: result.changed };
   }
 
   /**
@@ -217,16 +323,30 @@ export class UsersService {
 
   /** Deletes the user (role assignments go with it, by foreign key), then the avatar files. */
   async remove(id: string, caller: AuthUser, context: RequestContext): Promise<void> {
-    const user = await this.users.findById(id);
-    if (!user) throw new UserNotFound();
-    if (String(caller.id) === id) throw new CannotDeleteSelf();
+    await this.delete(
+      id,
+      () => {
+        if (String(caller.id) === id) throw new CannotDeleteSelf();
+      },
+      { context },
+    );
+  }
+
+  /**
+   * The one way to delete a user: its row locked and read, `check` may refuse (it sees the user as it stands),
+   * then the delete, audited as `user.delete`, a `user.deleted` event; the avatar files go afterwards.
+   */
+  async delete(id: string, check: (current: UserSummarySource) => void, origin: WriteOrigin): Promise<void> {
     await this.transactions.run(async (transaction) => {
-      if (!(await this.users.delete(id, transaction))) throw new UserNotFound();
-      await this.audit.record(transaction, context, {
+      const user = await this.users.lockForUpdate(id, transaction);
+      if (!user) throw new UserNotFound();
+      check(user);
+      await this.users.delete(id, transaction);
+      await this.audit.record(transaction, origin.context, {
         action: 'user.delete',
         targetType: 'user',
         targetIds: [id],
-        summary: { username: user.username },
+        summary: { username: user.username, ...origin.via },
       });
       await this.changeEvents.record(transaction, [
         { type: 'user.deleted', data: { id: Number(id), username: user.username } },
@@ -281,6 +401,29 @@ function newUser(dto: CreateUserDto, passwordHash: string): NewUser {
     admin: dto.admin ?? false,
     ...peopleFields(dto),
   };
+}
+
+/** The fields of `planned` that differ from the stored user's. */
+function onlyChanged(
+  planned: Omit<UserChanges, 'updatedAt'>,
+  before: UserSummarySource,
+): Omit<UserChanges, 'updatedAt'> {
+  const stored = before as Partial<Record<string, unknown>>;
+  return Object.fromEntries(
+    Object.entries(planned).filter(([key, value]) => value !== undefined && value !== stored[key]),
+  );
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as Partial<T>;
+}
+
+/** The first identity another user holds, as username, email, external id (409). */
+function firstClash(clashes: Clashes) {
+  if (clashes.username) return new DuplicateUsername();
+  if (clashes.email) return new DuplicateEmail();
+  if (clashes.externalId) return new DuplicateExternalId();
+  return undefined;
 }
 
 /** The 409 for a unique violation on username, email or external_id, or undefined for any other error. */

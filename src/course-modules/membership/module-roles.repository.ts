@@ -14,15 +14,13 @@ import {
   type Page,
   pageWithTotal,
   type PageRow,
-  rowJsonText,
   SqlParams,
   type SqlQuery,
   splitPage,
   whereClause,
 } from '../../database/sql.js';
-import { type PerField } from '../../core/wire-shape.js';
 import { type UserSummarySource } from '../../users/user.mapper.js';
-import { USER_SUMMARY_FIELDS, type UserSummary } from '../../users/user.shape.js';
+import { USER_SUMMARY_JSON } from '../../users/user-summary-json.js';
 import { USER_SUMMARY_COLUMNS } from '../../users/users.repository.js';
 import {
   DEFAULT_USER_SORT,
@@ -119,24 +117,6 @@ export function eligibleUsersQuery(filter: ModuleUserListFilter): SqlQuery {
   );
   return { sql, params: params.values };
 }
-
-/** Each field of the User summary (users/user.shape.ts) as an SQL expression over `users u`, as `toUserSummary` writes it. */
-const USER_SUMMARY_JSON_SQL = {
-  id: 'u.id',
-  username: 'u.username',
-  email: 'u.email',
-  given_name: 'u.given_name',
-  family_name: 'u.family_name',
-  display_name: 'u.display_name',
-  active: 'u.active',
-  admin: 'u.admin',
-  created_at: isoTimestampText('u.created_at'),
-  updated_at: isoTimestampText('u.updated_at'),
-  avatar_url: `CASE WHEN u.avatar_key <> '' THEN '/api/users/' || u.id || '/avatar' END`,
-} as const satisfies PerField<UserSummary, string>;
-
-/** A User summary (`toUserSummary`) as compact JSON text, byte for byte as `JSON.stringify` writes it. */
-export const USER_SUMMARY_JSON = rowJsonText(USER_SUMMARY_FIELDS, USER_SUMMARY_JSON_SQL);
 
 /**
  * Everyone holding an effective `active` role in the module whose id is `moduleId` (an SQL expression), for the

@@ -5,7 +5,7 @@ import '../../users/user.schemas.js';
 import { USER_ACCOUNT_FIELDS, USER_DELETED_FIELDS, USER_SUMMARY_FIELDS } from '../../users/user.shape.js';
 import { moduleJson } from './course-modules.repository.js';
 import { type ModuleSource, toModuleResponse, toPersonnelMember } from './module.mapper.js';
-import { USER_SUMMARY_JSON } from '../membership/module-roles.repository.js';
+import { USER_SUMMARY_JSON } from '../../users/user-summary-json.js';
 import './module.schemas.js';
 import { MODULE_DELETED_FIELDS, MODULE_FIELDS } from './module.shape.js';
 import { MEMBERSHIP_FIELDS, PERSONNEL_MEMBER_FIELDS } from '../membership/membership.shape.js';
