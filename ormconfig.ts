@@ -22,6 +22,8 @@ import { ModuleSearchLower1764700000000 } from './src/database/migrations/176470
 import { SsoBinding1764400000000 } from './src/database/migrations/1764400000000-SsoBinding.js';
 import { PeopleFields1764500000000 } from './src/database/migrations/1764500000000-PeopleFields.js';
 import { IntegrationTokens1764510000000 } from './src/database/migrations/1764510000000-IntegrationTokens.js';
+import { LmsExports1764800000000 } from './src/database/migrations/1764800000000-LmsExports.js';
+import { LmsExport } from './src/exports/lms-export.entity.js';
 import { IntegrationToken } from './src/tokens/integration-token.entity.js';
 import { User } from './src/users/user.entity.js';
 import { WebhookDelivery } from './src/webhooks/webhook-delivery.entity.js';
@@ -45,6 +47,7 @@ export const entities = [
   WebhookDelivery,
   WebhookDispatch,
   IntegrationToken,
+  LmsExport,
 ];
 /** Listed, not globbed: the same list works from `dist/` and under Jest. New migrations are appended here. */
 export const migrations = [
@@ -62,6 +65,7 @@ export const migrations = [
   IntegrationTokens1764510000000,
   MembershipLifecycle1764600000000,
   ModuleSearchLower1764700000000,
+  LmsExports1764800000000,
 ];
 
 /**

@@ -15,7 +15,8 @@ import { WebhooksRepository } from '../../dist/src/webhooks/webhooks.repository.
 import { TokensRepository } from '../../dist/src/tokens/tokens.repository.js';
 import { ScimUsersRepository } from '../../dist/src/scim/scim-users.repository.js';
 import { Buffer } from 'node:buffer';
-import { TX } from './names.js';
+import { ExportsRepository } from '../../dist/src/exports/exports.repository.js';
+import { SNAPSHOT, TX } from './names.js';
 
 /**
  * @typedef {{ label?: string, args: unknown[], extra?: Record<string, unknown> }} Example
@@ -50,6 +51,7 @@ export function createRepositories(dataSource) {
     UsersRepository: new UsersRepository(dataSource.getRepository(User), CONFIG),
     WebhooksRepository: new WebhooksRepository(dataSource),
     TokensRepository: new TokensRepository(dataSource),
+    ExportsRepository: new ExportsRepository(dataSource, CONFIG),
     ScimUsersRepository: new ScimUsersRepository(dataSource),
   };
 }
@@ -74,6 +76,8 @@ const PAGING = { page: 3, perPage: 10, offset: 20 };
 const AT = new Date('2026-01-02T03:04:05.678Z');
 const LATER = new Date('2026-02-03T04:05:06.789Z');
 const POSITION = { txid: '1000', id: '42' };
+/** An LMS export of 2025: `active` memberships and those `completed`. */
+const EXPORT_SCOPE = { year: 2025, statuses: ['active', 'completed'] };
 
 /** @type {Record<string, Record<string, Example | Example[] | NoSql>>} */
 export const EXAMPLES = {
@@ -387,6 +391,19 @@ export const EXAMPLES = {
       { label: 'On create', args: ['Ada', 'ada@example.org', 'E-101', null] },
       { label: 'On a change of user 102', args: ['Brian', 'brian@example.org', null, '102'] },
     ],
+  },
+
+  ExportsRepository: {
+    open: { args: [] },
+    counts: { args: [SNAPSHOT, EXPORT_SCOPE] },
+    unusableExternalIds: { args: [SNAPSHOT, EXPORT_SCOPE, 21] },
+    lastEnrollments: { args: [SNAPSHOT, 'oneroster-1.1', 2025] },
+    remember: { args: [SNAPSHOT, 'canvas-sis', 2025, 1234] },
+    courses: { args: [SNAPSHOT, EXPORT_SCOPE] },
+    classes: { args: [SNAPSHOT, EXPORT_SCOPE] },
+    // A cursor sends the array as PostgreSQL's array text.
+    users: { args: [SNAPSHOT, EXPORT_SCOPE], extra: { 'scope.statuses': '{"active","completed"}' } },
+    enrolments: { args: [SNAPSHOT, EXPORT_SCOPE], extra: { 'scope.statuses': '{"active","completed"}' } },
   },
 
   TokensRepository: {

@@ -129,6 +129,7 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<
           'modules',
           'users',
           'audit_events',
+          'lms_exports',
         ],
         ['change_events'],
         ['change_events_pruned'],
