@@ -2,6 +2,7 @@
  * The import rules between the folders of src/ (run by `npm run lint`). The allowed direction is
  *
  *   auth → users, tokens   course-modules → users   webhooks → events   health → redis, database   scim → users
+ *   exports → course-modules
  *
  * and every feature may use the shared infrastructure below it: database/, storage/, redis/, csv/, uploads/,
  * openapi/, observability/, core/ and config/, and write to audit/ and events/ (which import no feature). Among
@@ -9,7 +10,7 @@
  * database/ and storage/ use core/ and config/ only, redis/ config/ only. No other edge between folders is allowed, so the
  * folders form a graph without cycles (docs/architecture.md draws it).
  */
-const FEATURES = 'auth|users|course-modules|health|webhooks|tokens|scim';
+const FEATURES = 'auth|users|course-modules|health|webhooks|tokens|scim|exports';
 /** Shared infrastructure that knows no feature. */
 const INFRASTRUCTURE = 'database|storage|redis|csv|uploads|openapi|observability|audit|events|idempotency';
 
@@ -159,6 +160,18 @@ module.exports = {
       from: { path: '^src/', pathNot: ['\\.spec\\.ts$', '^src/testing/'] },
       to: { path: '^src/testing/' },
     },
+    forbid(
+      'exports-uses-course-modules-only',
+      'exports',
+      'auth|users|health|webhooks|tokens|scim',
+      'exports/ reads the memberships through the shapes course-modules/ defines; it changes nothing of theirs.',
+    ),
+    forbid(
+      'no-feature-imports-exports',
+      'auth|users|course-modules|health|webhooks|tokens|scim|audit|events',
+      'exports',
+      'exports/ sits on top: nothing imports it but the application module.',
+    ),
     forbid(
       'health-uses-no-feature',
       'health',

@@ -23,6 +23,8 @@ import { SsoBinding1764400000000 } from './src/database/migrations/1764400000000
 import { PeopleFields1764500000000 } from './src/database/migrations/1764500000000-PeopleFields.js';
 import { UserStats1764800000000 } from './src/database/migrations/1764800000000-UserStats.js';
 import { IntegrationTokens1764510000000 } from './src/database/migrations/1764510000000-IntegrationTokens.js';
+import { LmsExports1764820000000 } from './src/database/migrations/1764820000000-LmsExports.js';
+import { LmsExport } from './src/exports/lms-export.entity.js';
 import { IntegrationToken } from './src/tokens/integration-token.entity.js';
 import { IdempotencyKey } from './src/idempotency/idempotency-key.entity.js';
 import { IdempotencyKeys1764810000000 } from './src/database/migrations/1764810000000-IdempotencyKeys.js';
@@ -51,6 +53,7 @@ export const entities = [
   WebhookDispatch,
   IntegrationToken,
   IdempotencyKey,
+  LmsExport,
 ];
 /** Listed, not globbed: the same list works from `dist/` and under Jest. New migrations are appended here. */
 export const migrations = [
@@ -70,6 +73,7 @@ export const migrations = [
   ModuleSearchLower1764700000000,
   UserStats1764800000000,
   IdempotencyKeys1764810000000,
+  LmsExports1764820000000,
 ];
 
 /**

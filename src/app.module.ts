@@ -6,6 +6,7 @@ import { ConfigModule } from './config/config.module.js';
 import { CoreModule } from './core/core.module.js';
 import { DrainingModule } from './core/draining.js';
 import { EventsModule } from './events/events.module.js';
+import { ExportsModule } from './exports/exports.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { CourseModulesModule } from './course-modules/course-modules.module.js';
 import { IdempotencyModule } from './idempotency/idempotency.module.js';
@@ -44,6 +45,7 @@ export class AppModule {
         WebhooksModule,
         EventsModule,
         TokensModule,
+        ExportsModule,
         // Off by default: every /api/scim/v2 path is then an unknown route (404 in the envelope).
         ...(config.scimEnabled ? [ScimModule] : []),
       ],

@@ -257,6 +257,8 @@ const REQUESTS: Record<string, Request> = {
   },
   'PUT /api/webhooks/{webhook_id}': { build: () => ({ json: { description: 'authz' } }) },
   'POST /api/tokens': { build: () => ({ json: { name: 'authz', scopes: ['events'] } }) },
+  'GET /api/exports/oneroster-1.1.zip': { build: ({ module }) => ({ query: `year=${module.year}` }) },
+  'GET /api/exports/canvas-sis.zip': { build: ({ module }) => ({ query: `year=${module.year}` }) },
 };
 
 interface Answer {

@@ -16,7 +16,8 @@ import { TokensRepository } from '../../dist/src/tokens/tokens.repository.js';
 import { ScimUsersRepository } from '../../dist/src/scim/scim-users.repository.js';
 import { IdempotencyRepository } from '../../dist/src/idempotency/idempotency.repository.js';
 import { Buffer } from 'node:buffer';
-import { TX } from './names.js';
+import { ExportsRepository } from '../../dist/src/exports/exports.repository.js';
+import { SNAPSHOT, TX } from './names.js';
 
 /**
  * @typedef {{ label?: string, args: unknown[], extra?: Record<string, unknown> }} Example
@@ -51,6 +52,7 @@ export function createRepositories(dataSource) {
     UsersRepository: new UsersRepository(dataSource.getRepository(User), CONFIG),
     WebhooksRepository: new WebhooksRepository(dataSource),
     TokensRepository: new TokensRepository(dataSource),
+    ExportsRepository: new ExportsRepository(dataSource, CONFIG),
     ScimUsersRepository: new ScimUsersRepository(dataSource),
     IdempotencyRepository: new IdempotencyRepository(dataSource),
   };
@@ -76,6 +78,8 @@ const PAGING = { page: 3, perPage: 10, offset: 20 };
 const AT = new Date('2026-01-02T03:04:05.678Z');
 const LATER = new Date('2026-02-03T04:05:06.789Z');
 const POSITION = { txid: '1000', id: '42' };
+/** An LMS export of 2025: `active` memberships and those `completed`. */
+const EXPORT_SCOPE = { year: 2025, statuses: ['active', 'completed'] };
 
 /** @type {Record<string, Record<string, Example | Example[] | NoSql>>} */
 export const EXAMPLES = {
@@ -262,6 +266,17 @@ export const EXAMPLES = {
   },
 
   UsersRepository: {
+    lockForUpdate: { args: ['102', TX] },
+    clashes: [
+      {
+        label: 'On create',
+        args: [{ username: 'Ada', email: 'ada@example.org', externalId: 'E-101' }, null],
+      },
+      {
+        label: 'On a change of user 102',
+        args: [{ username: 'Brian', email: 'brian@example.org', externalId: 'E-102' }, '102'],
+      },
+    ],
     page: [
       { label: 'No filter, by username', args: [{ sort: [], paging: PAGING }] },
       {
@@ -390,10 +405,6 @@ export const EXAMPLES = {
         args: [[{ attribute: 'id', value: 'f3b6' }], 0, 5],
       },
     ],
-    clashes: [
-      { label: 'On create', args: ['Ada', 'ada@example.org', 'E-101', null] },
-      { label: 'On a change of user 102', args: ['Brian', 'brian@example.org', null, '102'] },
-    ],
   },
 
   IdempotencyRepository: {
@@ -402,6 +413,18 @@ export const EXAMPLES = {
     complete: { args: ['user:103', 'import-2026', 201, '{"success":true,"data":null,"message":"Created"}'] },
     release: { args: ['token:401', 'feed-1'] },
     pruneBefore: { args: [AT, 10_000, TX] },
+  },
+  ExportsRepository: {
+    open: { args: [] },
+    counts: { args: [SNAPSHOT, EXPORT_SCOPE] },
+    unusableExternalIds: { args: [SNAPSHOT, EXPORT_SCOPE, 21] },
+    lastEnrollments: { args: [SNAPSHOT, 'oneroster-1.1', 2025] },
+    remember: { args: [SNAPSHOT, 'canvas-sis', 2025, 1234] },
+    courses: { args: [SNAPSHOT, EXPORT_SCOPE] },
+    classes: { args: [SNAPSHOT, EXPORT_SCOPE] },
+    // A cursor sends the array as PostgreSQL's array text.
+    users: { args: [SNAPSHOT, EXPORT_SCOPE], extra: { 'scope.statuses': '{"active","completed"}' } },
+    enrolments: { args: [SNAPSHOT, EXPORT_SCOPE], extra: { 'scope.statuses': '{"active","completed"}' } },
   },
 
   TokensRepository: {

@@ -18,7 +18,8 @@ import { startEmbeddedPostgres } from '../../dist/src/database/embedded-postgres
 import { createScratchDatabase } from '../../dist/src/database/scratch-database.js';
 import { installCapture, recordStatements } from './capture.js';
 import { CONSTANTS, createRepositories, EXAMPLES, FIXTURE } from './examples.js';
-import { canonical, nameParameters, TX } from './names.js';
+import { openSnapshot } from '../../dist/src/database/query-stream.js';
+import { canonical, nameParameters, SNAPSHOT, TX } from './names.js';
 import { classesOf, repositoryFiles, unlistedSqlSenders } from './source.js';
 
 // Dates in cursor parameters are sent as local time: fixed, so the output does not depend on the machine.
@@ -169,6 +170,9 @@ const usesTransaction = (args) =>
       (typeof arg === 'object' && arg !== null && !Array.isArray(arg) && Object.values(arg).includes(TX)),
   );
 
+/** The bounds an export's snapshot runs under (the defaults of docs/operations.md). */
+const SNAPSHOT_BOUNDS = { statementMs: 120_000, wholeMs: 125_000, idleMs: 30_000 };
+
 /** Waits until every pooled connection is back (a cursor's connection is released after its stream ended). */
 async function poolSettled(/** @type {import('typeorm').DataSource} */ dataSource) {
   const pool = /** @type {{ master: import('pg').Pool }} */ (/** @type {unknown} */ (dataSource.driver))
@@ -192,9 +196,25 @@ async function runExample(dataSource, repository, method, args) {
     const { statements } = await recordStatements(async () => {
       const result = await repository[method](...withManager(args, manager));
       if (isAsyncIterable(result)) for await (const _ of result);
+      // A method that opens a snapshot returns it: closed again at once.
+      if (result !== null && typeof result === 'object' && 'abort' in result && 'stream' in result)
+        /** @type {{ abort(): void }} */ (result).abort();
     });
     return statements;
   };
+  if (args.includes(SNAPSHOT)) {
+    const snapshot = await openSnapshot(dataSource, SNAPSHOT_BOUNDS);
+    try {
+      const { statements } = await recordStatements(async () => {
+        const result = await repository[method](...args.map((arg) => (arg === SNAPSHOT ? snapshot : arg)));
+        if (isAsyncIterable(result)) for await (const _ of result);
+      });
+      return statements;
+    } finally {
+      snapshot.abort();
+      await poolSettled(dataSource);
+    }
+  }
   if (!usesTransaction(args)) {
     const statements = await call(undefined);
     await poolSettled(dataSource);

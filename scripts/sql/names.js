@@ -6,6 +6,9 @@
 /** The placeholder an example puts where the method takes the transaction's EntityManager. */
 export const TX = Symbol('transaction');
 
+/** The placeholder an example puts where the method takes an export's snapshot (database/query-stream.ts). */
+export const SNAPSHOT = Symbol('snapshot');
+
 /** @param {unknown} value */
 const isPlainObject = (value) =>
   typeof value === 'object' &&
@@ -29,7 +32,7 @@ function paths(named) {
   const found = [];
   /** @param {unknown} value @param {string} at */
   const walk = (value, at) => {
-    if (value === undefined || value === TX) return;
+    if (value === undefined || value === TX || value === SNAPSHOT) return;
     found.push({ path: at, value });
     if (isPlainObject(value)) {
       for (const [key, inner] of Object.entries(/** @type {Record<string, unknown>} */ (value)))

@@ -26,6 +26,7 @@ export const AUDIT_ACTIONS = [
   'webhook.disable',
   'token.create',
   'token.revoke',
+  'export.lms',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

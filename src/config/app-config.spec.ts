@@ -147,11 +147,40 @@ describe('loadConfig', () => {
     ],
     [{ DB_LONG_QUERY_TIMEOUT_MS: '2m' }, 'DB_LONG_QUERY_TIMEOUT_MS'],
     [{ EXPORT_IDLE_TIMEOUT_MS: '10' }, 'EXPORT_IDLE_TIMEOUT_MS'],
+    [{ EXPORT_ID_PREFIX: 'mas/' }, 'EXPORT_ID_PREFIX'],
+    [{ EXPORT_ID_PREFIX: 'x'.repeat(33) }, 'EXPORT_ID_PREFIX'],
+    [{ EXPORT_ORG_NAME: 'Uni\tversity' }, 'EXPORT_ORG_NAME'],
+    [{ EXPORT_YEAR_START: '02-29' }, 'EXPORT_YEAR_START'],
+    [{ EXPORT_YEAR_START: '13-01' }, 'EXPORT_YEAR_START'],
+    [{ EXPORT_YEAR_START: '9-1' }, 'EXPORT_YEAR_START'],
+    [{ CANVAS_ACCOUNT_ID: 'a\nb' }, 'CANVAS_ACCOUNT_ID'],
     [{ REQUEST_TIMEOUT_MS: '0' }, 'REQUEST_TIMEOUT_MS'],
     [{ REQUEST_TIMEOUT_MS: '2m' }, 'REQUEST_TIMEOUT_MS'],
   ])('refuses %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(`Invalid configuration: ${variable}`);
+  });
+
+  it('reads the LMS export settings, with their defaults', () => {
+    expect(loadConfig({}).lmsExport).toEqual({
+      idPrefix: 'mas-',
+      orgName: 'University',
+      yearStart: { month: 1, day: 1 },
+      canvasAccountId: undefined,
+    });
+    expect(
+      loadConfig({
+        EXPORT_ID_PREFIX: 'uni.',
+        EXPORT_ORG_NAME: 'Université de Nulle Part',
+        EXPORT_YEAR_START: '09-01',
+        CANVAS_ACCOUNT_ID: 'sis_account_7',
+      }).lmsExport,
+    ).toEqual({
+      idPrefix: 'uni.',
+      orgName: 'Université de Nulle Part',
+      yearStart: { month: 9, day: 1 },
+      canvasAccountId: 'sis_account_7',
+    });
   });
 
   it('takes DATABASE_PASSWORD as it is, whatever characters it has, for the URL without a password', () => {

@@ -33,6 +33,8 @@ export interface AppConfig {
    * this replica; the rest wait their turn (docs/decisions.md, "Large answers").
    */
   largeAnswerBudgetBytes: number;
+  /** The LMS roster exports (docs/lms-exports.md). */
+  lmsExport: LmsExportSettings;
   moduleCodePattern: string;
   adminUsername: string;
   adminEmail: string;
@@ -108,6 +110,18 @@ export interface OidcSettings {
   refetchCooldownMs: number;
   /** How long the IdP's keys are used before they are refreshed in the background. Not a setting (10 min). */
   keysMaxAgeMs?: number;
+}
+
+/** Identifiers and names of the LMS roster exports (docs/api.md §16). */
+export interface LmsExportSettings {
+  /** `EXPORT_ID_PREFIX`: the start of every identifier the exports make up (`mas-org`, `mas-class-42`). */
+  idPrefix: string;
+  /** `EXPORT_ORG_NAME`: the organisation's name in OneRoster's orgs.csv. */
+  orgName: string;
+  /** `EXPORT_YEAR_START` as month (1..12) and day: the first day of an academic year. */
+  yearStart: { month: number; day: number };
+  /** `CANVAS_ACCOUNT_ID`: the sub-account of Canvas's courses.csv; undefined: left empty (the root account). */
+  canvasAccountId: string | undefined;
 }
 
 /** Webhook URL rules and delivery timing. */
@@ -374,6 +388,7 @@ export function loadConfig(env: Env): AppConfig {
     dbLongQueryTimeoutMs,
     exportIdleTimeoutMs: int(env, 'EXPORT_IDLE_TIMEOUT_MS', 30_000, 100, 3_600_000),
     largeAnswerBudgetBytes: int(env, 'LARGE_ANSWER_BUDGET_MB', 128, 8, 4096) * 1024 * 1024,
+    lmsExport: loadLmsExportSettings(env),
     moduleCodePattern,
     adminUsername,
     adminEmail,
@@ -403,6 +418,40 @@ export function loadConfig(env: Env): AppConfig {
     scimEnabled: bool(env, 'SCIM_ENABLED', false),
     publicBaseUrl: publicBaseUrl(env),
   };
+}
+
+/** Printable text without control characters (they would break a CSV cell or a consumer's display). */
+const PLAIN_TEXT = /^[^\p{Cc}]+$/u;
+
+function loadLmsExportSettings(env: Env): LmsExportSettings {
+  const idPrefix = read(env, 'EXPORT_ID_PREFIX') ?? 'mas-';
+  // Identifiers go into URLs and SIS ids unquoted: the characters every consumer accepts.
+  if (!/^[A-Za-z0-9._-]{1,32}$/.test(idPrefix)) {
+    throw new ConfigError(
+      'EXPORT_ID_PREFIX',
+      `must be 1-32 of A-Z, a-z, 0-9, '.', '_', '-' (got "${idPrefix}")`,
+    );
+  }
+  const orgName = read(env, 'EXPORT_ORG_NAME') ?? 'University';
+  if (!PLAIN_TEXT.test(orgName) || [...orgName].length > 200) {
+    throw new ConfigError('EXPORT_ORG_NAME', 'must be 1-200 characters without control characters');
+  }
+  const start = read(env, 'EXPORT_YEAR_START') ?? '01-01';
+  const match = /^(\d{2})-(\d{2})$/.exec(start);
+  const month = Number(match?.[1]);
+  const day = Number(match?.[2]);
+  // 2001 has no 29 February: a start that every year has.
+  if (!match || month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(2001, month, 0)).getUTCDate()) {
+    throw new ConfigError(
+      'EXPORT_YEAR_START',
+      `must be a day of every year as MM-DD, e.g. 09-01 (got "${start}")`,
+    );
+  }
+  const canvasAccountId = read(env, 'CANVAS_ACCOUNT_ID');
+  if (canvasAccountId !== undefined && (!PLAIN_TEXT.test(canvasAccountId) || canvasAccountId.length > 255)) {
+    throw new ConfigError('CANVAS_ACCOUNT_ID', 'must be 1-255 characters without control characters');
+  }
+  return { idPrefix, orgName, yearStart: { month, day }, canvasAccountId };
 }
 
 /** `PUBLIC_BASE_URL`: an http(s) origin with an optional path prefix, kept without its trailing slash. */

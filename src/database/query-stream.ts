@@ -1,9 +1,9 @@
 import { type Readable } from 'node:stream';
 import type pg from 'pg';
 import QueryStream from 'pg-query-stream';
-import { type DataSource } from 'typeorm';
+import { type DataSource, type EntityManager } from 'typeorm';
 import { type AppConfig } from '../config/app-config.js';
-import { discardConnection } from './bounded-client.js';
+import { discardConnection, overrideQueryBound } from './bounded-client.js';
 
 /** Rows fetched per round trip while streaming. */
 const BATCH_SIZE = 500;
@@ -65,6 +65,29 @@ class WatchedQueryStream extends QueryStream {
 }
 
 /**
+ * Cuts `rows` when its consumer leaves rows unread for `idleMs`; the interval to clear when the stream ends.
+ * Counts only while rows wait for the consumer: from a row handed over until the consumer's next read. The
+ * database's own time (a read waiting for the next batch) is bounded by the statement timeout instead.
+ */
+function watchIdle(rows: WatchedQueryStream, idleMs: number): NodeJS.Timeout {
+  let readPending = true;
+  let lastPushAt = Date.now();
+  rows.onRead = () => (readPending = true);
+  rows.onPush = () => {
+    readPending = false;
+    lastPushAt = Date.now();
+  };
+  return setInterval(
+    () => {
+      if (!readPending && Date.now() - lastPushAt >= idleMs) {
+        rows.destroy(new StreamTimedOut('had no reader for', idleMs));
+      }
+    },
+    Math.max(Math.floor(idleMs / 4), 25),
+  );
+}
+
+/**
  * Runs `sql` on a pooled connection of its own and streams its rows through a server-side cursor
  * (pg-query-stream), `BATCH_SIZE` at a time as the reader asks for them, within `bounds`: past one, the stream
  * fails with {@link StreamTimedOut} (a response in progress is cut) and the connection is dropped. The
@@ -92,23 +115,7 @@ export async function streamRows(
     () => rows.destroy(new StreamTimedOut('ran longer than', bounds.wholeMs)),
     bounds.wholeMs,
   );
-  // Counts only while rows wait for the consumer: from a row handed over until the consumer's next read. The
-  // database's own time (a read waiting for the next batch) is bounded by the statement timeout instead.
-  let readPending = true;
-  let lastPushAt = Date.now();
-  rows.onRead = () => (readPending = true);
-  rows.onPush = () => {
-    readPending = false;
-    lastPushAt = Date.now();
-  };
-  const idle = setInterval(
-    () => {
-      if (!readPending && Date.now() - lastPushAt >= bounds.idleMs) {
-        rows.destroy(new StreamTimedOut('had no reader for', bounds.idleMs));
-      }
-    },
-    Math.max(Math.floor(bounds.idleMs / 4), 25),
-  );
+  const idle = watchIdle(rows, bounds.idleMs);
   let released = false;
   const release = (drop: boolean) => {
     if (released) return;
@@ -133,4 +140,84 @@ export async function streamRows(
   // Whatever else closes it (a statement error after which the cursor was closed): never reused.
   rows.once('close', () => release(!rows.readableEnded));
   return rows;
+}
+
+/**
+ * A read of several statements that must agree with each other (the files of one export): one pooled connection
+ * in a REPEATABLE READ transaction, so every statement sees the same data and the same `now()`. Its statements
+ * run one after another; `stream` ones through a cursor, as {@link streamRows} does, under the same bounds.
+ */
+export interface Snapshot {
+  /** The transaction, for repository statements (counts, and writes that commit with it). */
+  readonly manager: EntityManager;
+  /** The rows of `sql`, streamed from a cursor; cut by the idle bound as {@link streamRows}. */
+  stream(sql: string, params: unknown[]): Readable;
+  /** Commits and gives the connection back. */
+  commit(): Promise<void>;
+  /** Rolls back (or, while a cursor is still open, drops the connection) and gives it back; idempotent. */
+  abort(): void;
+}
+
+/** Opens a {@link Snapshot}; awaiting it acquires the connection, so a database that is down fails here. */
+export async function openSnapshot(dataSource: DataSource, bounds: StreamBounds): Promise<Snapshot> {
+  const runner = dataSource.createQueryRunner('master');
+  const client = (await runner.connect()) as pg.PoolClient;
+  overrideQueryBound(client, bounds.wholeMs);
+  let open: WatchedQueryStream | undefined;
+  let done = false;
+  const release = (drop: boolean) => {
+    if (done) return;
+    done = true;
+    clearTimeout(whole);
+    overrideQueryBound(client, undefined);
+    if (drop) discardConnection(client);
+    void runner.release();
+  };
+  const whole = setTimeout(() => {
+    open?.destroy(new StreamTimedOut('ran longer than', bounds.wholeMs));
+    release(true);
+  }, bounds.wholeMs);
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+    await client.query(`SELECT set_config('statement_timeout', $1, true)`, [String(bounds.statementMs)]);
+  } catch (error) {
+    release(true);
+    throw error;
+  }
+  return {
+    manager: runner.manager,
+    stream(sql, params) {
+      const rows = client.query(new WatchedQueryStream(sql, params, { batchSize: BATCH_SIZE }));
+      open = rows;
+      const idle = watchIdle(rows, bounds.idleMs);
+      rows.onCut = () => release(true);
+      rows.once('close', () => {
+        clearInterval(idle);
+        if (open === rows) open = undefined;
+        if (!rows.readableEnded) release(true);
+      });
+      return rows;
+    },
+    async commit() {
+      if (done) throw new Error('The snapshot was closed before its commit');
+      try {
+        await client.query('COMMIT');
+      } catch (error) {
+        release(true);
+        throw error;
+      }
+      release(false);
+    },
+    abort() {
+      if (done) return;
+      if (open !== undefined) {
+        release(true);
+        return;
+      }
+      client.query('ROLLBACK').then(
+        () => release(false),
+        () => release(true),
+      );
+    },
+  };
 }

@@ -59,7 +59,7 @@ const ErrorEnvelope = schema('ErrorEnvelope', {
 });
 
 /** `{ success: true, data, message }` around a data schema (`null` for routes that return nothing). */
-function envelope(data: Schema | null, message: string): SchemaObject {
+export function envelope(data: Schema | null, message: string): SchemaObject {
   return {
     type: 'object',
     required: ['success', 'data', 'message'],

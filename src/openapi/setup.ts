@@ -84,7 +84,10 @@ export function buildOpenApiDocument(
         `\`{ success, data, message }\`. ${signInText(signIn)} ` +
         'The identity provider can provision people through SCIM 2.0 under `/api/scim/v2` (with ' +
         '`SCIM_ENABLED=true` and an integration token of scope `scim`): those routes answer SCIM bodies, not the ' +
-        "envelope; setting them up in Entra ID or Okta is described in the repository's `docs/provisioning.md`.",
+        "envelope; setting them up in Entra ID or Okta is described in the repository's `docs/provisioning.md`. " +
+        'A learning platform takes the rosters of an academic year as OneRoster 1.1 CSV (Brightspace) or Canvas ' +
+        'SIS CSV from `/api/exports/…` (an admin, or an integration token of scope `exports`); loading them and ' +
+        "scheduling it are described in the repository's `docs/lms-exports.md`.",
     )
     .setVersion('1.0.0')
     // Relative: the API is at the same origin as the document, wherever the service is deployed.
@@ -99,7 +102,14 @@ export function buildOpenApiDocument(
     .addTag('Audit', 'Who changed what, and when')
     .addTag('Webhooks', 'Signed deliveries of change events to other systems')
     .addTag('Events', 'Every change to modules and users, in order, for other systems to follow')
-    .addTag('Integration tokens', 'Long-lived tokens for SCIM provisioning and the change feed');
+    .addTag(
+      'Integration tokens',
+      'Long-lived tokens for SCIM provisioning, the change feed and the LMS exports',
+    )
+    .addTag(
+      'LMS exports',
+      "An academic year's rosters as OneRoster 1.1 or Canvas SIS CSV, for learning platforms",
+    );
   if (signIn.sso) {
     builder.addSecurity(SSO_SCHEME, {
       type: 'openIdConnect',

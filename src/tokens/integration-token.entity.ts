@@ -13,7 +13,7 @@ export class IntegrationToken {
   @Column({ type: 'varchar', length: 100 })
   name!: string;
 
-  /** A non-empty subset of `scim`, `events`. */
+  /** A non-empty subset of `scim`, `events`, `exports`. */
   @Column({ type: 'varchar', length: 16, array: true })
   scopes!: string[];
 

@@ -1,7 +1,7 @@
 import { ValidateBy } from 'class-validator';
 
 /** What an integration token may be used for (docs/api.md §14). */
-export const TOKEN_SCOPES = ['scim', 'events'] as const;
+export const TOKEN_SCOPES = ['scim', 'events', 'exports'] as const;
 export type TokenScope = (typeof TOKEN_SCOPES)[number];
 
 export const NAME_MAX = 100;

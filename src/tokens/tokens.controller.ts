@@ -22,11 +22,12 @@ export class TokensController {
   @Post()
   @ResponseMessage('Token created')
   @ApiOperation({
-    summary: 'Create an integration token for SCIM provisioning or the change feed',
+    summary: 'Create an integration token for SCIM provisioning, the change feed or the LMS roster exports',
     description:
       'The answer carries the `token` (`mas_` + 43 base64url characters); it is never shown again (only its ' +
       'SHA-256 is stored). A token works only where one of its scopes applies: `scim` on /api/scim/v2, ' +
-      '`events` on `GET /api/events`; anywhere else it is 401.',
+      '`events` on `GET /api/events`, `exports` on `GET /api/exports/oneroster-1.1.zip` and ' +
+      '`GET /api/exports/canvas-sis.zip`; anywhere else it is 401.',
   })
   @ApiOk(201, 'Token created', CreatedTokenSchema)
   @ApiErrors({ 400: [NAME_MESSAGE, SCOPES_MESSAGE, EXPIRES_AT_MESSAGE] })

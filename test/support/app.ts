@@ -130,6 +130,7 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<
           'users',
           'audit_events',
           'idempotency_keys',
+          'lms_exports',
         ],
         ['change_events'],
         ['change_events_pruned'],

@@ -1,6 +1,6 @@
 /**
  * Who may call each route of the service: the one access table of the tests, from the Access columns of
- * docs/api.md §2, §4, §4.1, §4.2, §5, §9, §10 and §11. The authorization matrix turns it into the callers let
+ * docs/api.md §2, §4, §4.1, §4.2, §5, §9, §10, §11 and §16. The authorization matrix turns it into the callers let
  * through and refused (authorization-matrix.e2e-spec.ts), the OpenAPI route test checks the document declares
  * it (openapi-document.e2e-spec.ts, which also checks the table against the routes the application serves, see
  * {@link routeTableDrift}), and the conventions test reads its paths.
@@ -79,6 +79,9 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /api/tokens': 'admin',
   'POST /api/tokens': 'admin',
   'DELETE /api/tokens/{token_id}': 'admin',
+
+  'GET /api/exports/oneroster-1.1.zip': 'admin',
+  'GET /api/exports/canvas-sis.zip': 'admin',
 };
 
 /** Whether some signed-in callers are refused (403): admin-only and module-scoped routes. */

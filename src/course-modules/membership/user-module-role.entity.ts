@@ -66,6 +66,13 @@ export class UserModuleRole {
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt!: Date;
 
+  /**
+   * When `status` was last set: a trigger (migration LmsExports) stamps every change of it. The end date of a
+   * `completed` membership without `ends_at` in the LMS exports (docs/api.md §16).
+   */
+  @Column({ name: 'status_set_at', type: 'timestamptz', precision: 3, default: () => 'now()' })
+  statusSetAt!: Date;
+
   @ManyToOne(() => User, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'user_id', foreignKeyConstraintName: 'user_module_roles_user_id_fkey' })
   user?: Relation<User>;

@@ -17,7 +17,9 @@ export class CreateTokenDto {
     type: 'array',
     items: { type: 'string', enum: [...TOKEN_SCOPES] },
     minItems: 1,
-    description: '`scim`: the SCIM routes (/api/scim/v2); `events`: `GET /api/events`. Nothing else.',
+    description:
+      '`scim`: the SCIM routes (/api/scim/v2); `events`: `GET /api/events`; `exports`: the LMS roster exports ' +
+      '(`GET /api/exports/…`). Nothing else.',
     example: ['scim'],
   })
   @IsTokenScopes()
