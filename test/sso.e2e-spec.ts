@@ -275,6 +275,37 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
       });
     });
 
+    it('never binds an inactive user: a recycled username does not inherit the account on reactivation', async () => {
+      const admin = await makeUser(app.dataSource, { admin: true });
+      const dana = await makeUser(app.dataSource, { username: 'dana' });
+      const deactivated = await api.put(`/api/users/${dana.id}`, {
+        token: tokenFor(admin),
+        body: { active: false },
+      });
+      expect(deactivated.status).toBe(200);
+      // The IdP handed the username to someone else meanwhile: refused, and bound to nobody.
+      const newcomer = await idp.accessToken({
+        preferred_username: 'dana',
+        sub: 'subject-of-new-dana',
+        email: 'new.dana@example.edu',
+      });
+      expect(await api.get('/api/auth/me', { token: newcomer })).toMatchObject({
+        status: 401,
+        body: INVALID,
+      });
+      expect(await bindingOf(dana.id)).toEqual({ sso_issuer: null, sso_subject: null });
+
+      const reactivated = await api.put(`/api/users/${dana.id}`, {
+        token: tokenFor(admin),
+        body: { active: true },
+      });
+      expect(reactivated.status).toBe(200);
+      // Dana herself comes back and binds her account; the newcomer's refused token gave them no claim to it.
+      const returning = await idp.accessToken({ preferred_username: 'dana', sub: 'subject-of-dana' });
+      expect((await api.get('/api/auth/me', { token: returning })).body.data.id).toBe(dana.id);
+      expect(await bindingOf(dana.id)).toEqual({ sso_issuer: idp.issuer, sso_subject: 'subject-of-dana' });
+    });
+
     it('binds a user created on first sight to the token that created it', async () => {
       const token = await idp.accessToken({
         preferred_username: 'fresh.face',

@@ -69,9 +69,14 @@ export class SsoIdentities {
     return creation;
   }
 
-  /** The first token that reaches an unbound user binds it; a user bound to another identity is refused. */
+  /**
+   * The first token that reaches an unbound active user binds it; a user bound to another identity is refused,
+   * and an inactive one is refused like a deleted one without being bound (a username the IdP hands to someone
+   * else meanwhile must not own the account once it is reactivated).
+   */
   private async bind(candidate: SsoCandidate, iss: string, sub: string): Promise<number> {
     const id = Number(candidate.id);
+    if (!candidate.active) throw new InvalidToken();
     if (candidate.ssoSubject !== null) {
       if (candidate.ssoIssuer === iss && candidate.ssoSubject === sub) return id;
       throw new NoAccountForIdentity();

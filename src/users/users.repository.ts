@@ -93,9 +93,10 @@ export interface NewUser {
   ssoSubject?: string;
 }
 
-/** A user as single sign-on matches it: its id and the IdP identity it is bound to (both null: none). */
+/** A user as single sign-on matches it: its id, whether active, and the IdP identity it is bound to (both null: none). */
 export interface SsoCandidate {
   id: number;
+  active: boolean;
   ssoIssuer: string | null;
   ssoSubject: string | null;
 }
@@ -215,7 +216,8 @@ export class UsersRepository {
    */
   async ssoCandidateByUsername(username: string): Promise<SsoCandidate | null> {
     const rows = await this.users.query<SsoCandidate[]>(
-      `SELECT id, sso_issuer AS "ssoIssuer", sso_subject AS "ssoSubject" FROM users WHERE lower(username) = lower($1)`,
+      `SELECT id, active, sso_issuer AS "ssoIssuer", sso_subject AS "ssoSubject" FROM users
+       WHERE lower(username) = lower($1)`,
       [username],
     );
     return rows[0] ?? null;
@@ -241,13 +243,13 @@ export class UsersRepository {
   }
 
   /**
-   * Binds the user to the IdP identity unless it is bound already; whether it was bound now. An identity bound
-   * to another user meanwhile fails on the unique index (23505).
+   * Binds the user to the IdP identity unless it is bound already or inactive (a refused token never binds);
+   * whether it was bound now. An identity bound to another user meanwhile fails on the unique index (23505).
    */
   async bindSsoIdentity(id: number, issuer: string, subject: string): Promise<boolean> {
     // An UPDATE's query() answers [rows, affected].
     const [, affected] = await this.users.query<[unknown[], number]>(
-      `UPDATE users SET sso_issuer = $2, sso_subject = $3 WHERE id = $1 AND sso_subject IS NULL`,
+      `UPDATE users SET sso_issuer = $2, sso_subject = $3 WHERE id = $1 AND sso_subject IS NULL AND active`,
       [id, issuer, subject],
     );
     return affected > 0;
