@@ -298,6 +298,7 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', ()
       createUsers: false,
       clientId: CONSOLE_CLIENT_ID,
       scopes: ['openid'],
+      maxTokenAgeS: 86_400,
       refetchCooldownMs: 30_000,
     };
   });

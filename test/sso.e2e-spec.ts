@@ -25,6 +25,7 @@ function oidcSettings(issuer: string, overrides: Record<string, unknown> = {}) {
       createUsers: false,
       clientId: undefined,
       scopes: ['openid', 'profile', 'email'],
+      maxTokenAgeS: 86_400,
       refetchCooldownMs: 30_000,
       ...overrides,
     },
@@ -464,6 +465,18 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
         const token = await idp.mint({ ...person, ...claims }, { header });
         expect((await api.get('/api/auth/me', { token })).status).toBe(200);
       }
+    });
+
+    it('living longer than OIDC_MAX_TOKEN_AGE (exp - iat over 86400 s by default), or without an iat', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      await expectRefused(await idp.mint({ ...person, iat: now, exp: now + 86_401 }));
+      await expectRefused(await idp.mint({ ...person, iat: now - 86_000, exp: now + 402 }));
+      // Without iat its lifetime is unknown: refused.
+      await expectRefused(await idp.mint({ ...person, iat: undefined }));
+      expect(
+        (await api.get('/api/auth/me', { token: await idp.mint({ ...person, iat: now, exp: now + 86_400 }) }))
+          .status,
+      ).toBe(200);
     });
 
     it('issued in the future beyond the 60 s tolerance', async () => {

@@ -217,6 +217,7 @@ describe('loadConfig: single sign-on', () => {
       createUsers: false,
       clientId: undefined,
       scopes: ['openid', 'profile', 'email'],
+      maxTokenAgeS: 86_400,
       refetchCooldownMs: 30_000,
     });
     const config = loadConfig({
@@ -227,6 +228,7 @@ describe('loadConfig: single sign-on', () => {
       OIDC_CREATE_USERS: 'true',
       OIDC_CLIENT_ID: 'console',
       OIDC_SCOPES: 'openid  email',
+      OIDC_MAX_TOKEN_AGE: '3600',
       PASSWORD_LOGIN: 'false',
     });
     expect(config.passwordLogin).toBe(false);
@@ -236,6 +238,7 @@ describe('loadConfig: single sign-on', () => {
       createUsers: true,
       clientId: 'console',
       scopes: ['openid', 'email'],
+      maxTokenAgeS: 3600,
     });
   });
 
@@ -253,6 +256,9 @@ describe('loadConfig: single sign-on', () => {
       'OIDC_EXTERNAL_ID_CLAIM must be',
     ],
     [{ OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'a', OIDC_CREATE_USERS: 'maybe' }, 'OIDC_CREATE_USERS must be'],
+    [{ OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'a', OIDC_MAX_TOKEN_AGE: '59' }, 'OIDC_MAX_TOKEN_AGE must be'],
+    [{ OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'a', OIDC_MAX_TOKEN_AGE: '1d' }, 'OIDC_MAX_TOKEN_AGE must be'],
+    [{ OIDC_MAX_TOKEN_AGE: '3600' }, 'OIDC_MAX_TOKEN_AGE needs OIDC_ISSUER'],
     [{ PASSWORD_LOGIN: 'off' }, 'PASSWORD_LOGIN must be true or false'],
   ])('refuses %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(

@@ -97,6 +97,11 @@ export interface OidcSettings {
   clientId: string | undefined;
   scopes: string[];
   /**
+   * Longest lifetime (`exp` - `iat`, seconds) of an accepted IdP token; a token without `iat` is refused
+   * (docs/sso.md, "Token lifetime").
+   */
+  maxTokenAgeS: number;
+  /**
    * Least time between two fetches of the IdP's keys for an unknown `kid`, and between two discovery attempts
    * while the IdP cannot be reached. Not a setting (30 s); tests shorten it.
    */
@@ -430,6 +435,7 @@ function loadOidcSettings(env: Env): OidcSettings | undefined {
     'OIDC_CREATE_USERS',
     'OIDC_CLIENT_ID',
     'OIDC_SCOPES',
+    'OIDC_MAX_TOKEN_AGE',
   ];
   if (issuer === undefined) {
     const stray = others.find((name) => read(env, name) !== undefined);
@@ -481,6 +487,7 @@ function loadOidcSettings(env: Env): OidcSettings | undefined {
     createUsers: bool(env, 'OIDC_CREATE_USERS', false),
     clientId,
     scopes,
+    maxTokenAgeS: int(env, 'OIDC_MAX_TOKEN_AGE', 86_400, 60, 2_592_000),
     refetchCooldownMs: 30_000,
   };
 }
