@@ -410,6 +410,12 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', ()
       lecturer_upcoming: await makeUser(ds),
       lecturer_inactive: await makeUser(ds),
     };
+    // An admin is reached only through their binding (docs/sso.md): the test IdP's subject of that username.
+    await ds.query(`UPDATE users SET sso_issuer = $2, sso_subject = $3 WHERE id = $1`, [
+      users.sso_admin.id,
+      idp.issuer,
+      `person-${users.sso_admin.username.toLowerCase()}`,
+    ]);
     // Tokens the provider issues, naming the local users by username (in another letter case).
     ssoTokens = {
       sso_admin: await idp.accessToken({ preferred_username: users.sso_admin.username.toUpperCase() }),

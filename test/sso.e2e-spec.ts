@@ -16,6 +16,15 @@ import { ModuleRole } from '../src/course-modules/membership/module-role.js';
 const INVALID = { success: false, data: null, message: 'Invalid or expired token' };
 const NO_ACCOUNT = { success: false, data: null, message: 'No account for this identity' };
 
+/** Binds the user to `(issuer, subject)` directly in the database, as if linked earlier. */
+async function bindUser(app: TestApp, id: number, issuer: string, subject: string): Promise<void> {
+  await app.dataSource.query(`UPDATE users SET sso_issuer = $2, sso_subject = $3 WHERE id = $1`, [
+    id,
+    issuer,
+    subject,
+  ]);
+}
+
 function oidcSettings(issuer: string, overrides: Record<string, unknown> = {}) {
   return {
     oidc: {
@@ -84,6 +93,7 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
 
     it('grants admin rights from the local flag alone, never from the token', async () => {
       const admin = await makeUser(app.dataSource, { username: 'boss', admin: true });
+      await bindUser(app, admin.id, idp.issuer, 'person-boss');
       const plain = await makeUser(app.dataSource, { username: 'pleb' });
       const adminToken = await idp.accessToken({ preferred_username: 'boss' });
       const claimsAdmin = await idp.accessToken({
@@ -378,6 +388,57 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
     });
   });
 
+  describe('administrators are reached only through their binding', () => {
+    const bindingOf = async (id: number) =>
+      (await app.dataSource.query(`SELECT sso_issuer, sso_subject FROM users WHERE id = $1`, [id]))[0] as {
+        sso_issuer: string | null;
+        sso_subject: string | null;
+      };
+
+    it('never binds an admin at first sight: whoever names an unbound admin gets 403, and nothing is stored', async () => {
+      const admin = await makeUser(app.dataSource, { username: 'admin', admin: true });
+      for (const name of ['admin', 'ADMIN']) {
+        const token = await idp.accessToken({
+          preferred_username: name,
+          sub: `subject-of-an-attacker-${name}`,
+          email: 'attacker@example.edu',
+        });
+        expect(await api.get('/api/auth/me', { token })).toMatchObject({ status: 403, body: NO_ACCOUNT });
+      }
+      expect(await bindingOf(admin.id)).toEqual({ sso_issuer: null, sso_subject: null });
+      // OIDC_CREATE_USERS is on here: still nobody created.
+      expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM users`)).toEqual([{ n: 1 }]);
+      expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM audit_events`)).toEqual([{ n: 0 }]);
+    });
+
+    it('reaches a bound admin through the binding; another sub naming the admin gets 403', async () => {
+      const admin = await makeUser(app.dataSource, { username: 'head', admin: true });
+      await bindUser(app, admin.id, idp.issuer, 'subject-of-head');
+      const own = await idp.accessToken({ preferred_username: 'head.renamed', sub: 'subject-of-head' });
+      expect((await api.get('/api/users', { token: own })).status).toBe(200);
+      const other = await idp.accessToken({ preferred_username: 'head', sub: 'subject-of-someone' });
+      expect(await api.get('/api/auth/me', { token: other })).toMatchObject({
+        status: 403,
+        body: NO_ACCOUNT,
+      });
+    });
+
+    it('keeps the binding of a user promoted to admin after binding', async () => {
+      const admin = await makeUser(app.dataSource, { admin: true });
+      const erin = await makeUser(app.dataSource, { username: 'erin' });
+      const first = await idp.accessToken({ preferred_username: 'erin', sub: 'subject-of-erin' });
+      expect((await api.get('/api/auth/me', { token: first })).body.data.admin).toBe(false);
+      const promoted = await api.put(`/api/users/${erin.id}`, {
+        token: tokenFor(admin),
+        body: { admin: true },
+      });
+      expect(promoted.status).toBe(200);
+      const later = await idp.accessToken({ preferred_username: 'erin', sub: 'subject-of-erin' });
+      expect((await api.get('/api/users', { token: later })).status).toBe(200);
+      expect(await bindingOf(erin.id)).toEqual({ sso_issuer: idp.issuer, sso_subject: 'subject-of-erin' });
+    });
+  });
+
   describe('usernames that break the username rule', () => {
     it('never match anyone: no Unicode case folding joins two names (U+0130, the Kelvin sign)', async () => {
       const admin = await makeUser(app.dataSource, { username: 'admin', admin: true });
@@ -421,7 +482,10 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
   });
 
   describe('tokens that are refused with 401', () => {
-    beforeEach(() => makeUser(app.dataSource, { username: 'victim', admin: true }));
+    beforeEach(async () => {
+      const victim = await makeUser(app.dataSource, { username: 'victim', admin: true });
+      await bindUser(app, victim.id, idp.issuer, 'person-victim');
+    });
     const person = { preferred_username: 'victim', email: 'victim@example.edu' };
 
     async function expectRefused(token: string) {
@@ -795,6 +859,57 @@ describe('OIDC_EXTERNAL_ID_CLAIM: the provisioned external_id names the user fir
     });
     expect((await api.get('/api/auth/me', { token })).body.data.id).toBe(jane.id);
     expect(await bindingOf(jane.id)).toEqual({ sso_subject: 'sub-of-jane' });
+  });
+
+  it("never reaches an admin through the claim unless the admin is bound to the token's (iss, sub)", async () => {
+    const admin = await makeUser(app.dataSource, { username: 'chief', admin: true });
+    await app.dataSource.query(`UPDATE users SET external_id = 'oid-of-chief' WHERE id = $1`, [admin.id]);
+    const stranger = await idp.accessToken({
+      preferred_username: 'mallory',
+      sub: 'sub-of-mallory',
+      email: 'mallory@example.edu',
+      oid: 'oid-of-chief',
+    });
+    expect(await api.get('/api/auth/me', { token: stranger })).toMatchObject({
+      status: 403,
+      body: NO_ACCOUNT,
+    });
+    expect(await bindingOf(admin.id)).toEqual({ sso_subject: null });
+    expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM users`)).toEqual([{ n: 1 }]);
+
+    await bindUser(app, admin.id, idp.issuer, 'sub-of-chief');
+    const own = await idp.accessToken({
+      preferred_username: 'chief',
+      sub: 'sub-of-chief',
+      oid: 'oid-of-chief',
+    });
+    expect((await api.get('/api/users', { token: own })).status).toBe(200);
+    const again = await idp.accessToken({
+      preferred_username: 'chief',
+      sub: 'sub-of-mallory',
+      oid: 'oid-of-chief',
+    });
+    expect(await api.get('/api/auth/me', { token: again })).toMatchObject({ status: 403, body: NO_ACCOUNT });
+  });
+
+  it('stops reaching a user matched by the claim once the user is made an admin (within the user cache bound)', async () => {
+    const admin = await makeUser(app.dataSource, { admin: true });
+    const fred = await makeUser(app.dataSource, { username: 'fred' });
+    await app.dataSource.query(`UPDATE users SET external_id = 'oid-of-fred' WHERE id = $1`, [fred.id]);
+    const token = await idp.accessToken({
+      preferred_username: 'fred',
+      sub: 'sub-of-fred',
+      oid: 'oid-of-fred',
+    });
+    expect((await api.get('/api/auth/me', { token })).body.data.id).toBe(fred.id);
+    const promoted = await api.put(`/api/users/${fred.id}`, {
+      token: tokenFor(admin),
+      body: { admin: true },
+    });
+    expect(promoted.status).toBe(200);
+    // The token was remembered with the user it named; the admin it now names was never bound to it.
+    await eventually(async () => (await api.get('/api/auth/me', { token })).status === 403, 6000);
+    expect(await api.get('/api/users', { token })).toMatchObject({ status: 403, body: NO_ACCOUNT });
   });
 
   it('refuses an inactive provisioned user found by the claim, and never creates another', async () => {

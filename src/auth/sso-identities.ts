@@ -16,12 +16,16 @@ import { NoAccountForIdentity } from './auth.errors.js';
 /** A unique violation: the identity was bound to another user meanwhile. */
 const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
 
+const isBoundTo = (candidate: SsoCandidate, iss: string, sub: string) =>
+  candidate.ssoIssuer === iss && candidate.ssoSubject === sub;
+
 /**
  * The local user an IdP token speaks for (docs/sso.md): the user whose `external_id` equals the token's
  * OIDC_EXTERNAL_ID_CLAIM when that is set; otherwise the user bound to the token's `(iss, sub)`; otherwise the
  * user whose username equals the username claim (ASCII case-insensitively: a claim that breaks the username rule
  * names nobody), which the token then binds; otherwise one created on first sight when OIDC_CREATE_USERS is on.
- * Rights are never read from the token.
+ * An admin is reached only through their binding: never by the username or external id claim of a token whose
+ * `(iss, sub)` is not theirs, and never bound at first sight. Rights are never read from the token.
  */
 @Injectable()
 export class SsoIdentities {
@@ -50,8 +54,12 @@ export class SsoIdentities {
     // match neither needs nor changes a binding.
     const externalId = settings.externalIdClaim === undefined ? undefined : claims[settings.externalIdClaim];
     if (typeof externalId === 'string' && externalId !== '') {
-      const provisioned = await this.users.idByExternalId(externalId);
-      if (provisioned !== null) return provisioned;
+      const provisioned = await this.users.ssoCandidateByExternalId(externalId);
+      if (provisioned !== null) {
+        // An admin is reached only through their own binding, never through a claim the IdP or SCIM can set.
+        if (provisioned.admin && !isBoundTo(provisioned, iss, sub)) throw new NoAccountForIdentity();
+        return Number(provisioned.id);
+      }
     }
     const bound = await this.users.idBySsoIdentity(iss, sub);
     if (bound !== null) return bound;
@@ -78,9 +86,11 @@ export class SsoIdentities {
     const id = Number(candidate.id);
     if (!candidate.active) throw new InvalidToken();
     if (candidate.ssoSubject !== null) {
-      if (candidate.ssoIssuer === iss && candidate.ssoSubject === sub) return id;
+      if (isBoundTo(candidate, iss, sub)) return id;
       throw new NoAccountForIdentity();
     }
+    // No admin is bound at first sight: whoever's token came first would own the account (docs/sso.md).
+    if (candidate.admin) throw new NoAccountForIdentity();
     try {
       if (await this.users.bindSsoIdentity(id, iss, sub)) return id;
     } catch (error) {
@@ -89,6 +99,14 @@ export class SsoIdentities {
     // Bound meanwhile, by a concurrent request: to this identity (fine) or another one (refused).
     if ((await this.users.idBySsoIdentity(iss, sub)) === id) return id;
     throw new NoAccountForIdentity();
+  }
+
+  /**
+   * Whether a remembered token's user may still be reached by it as an admin: only through the admin's binding to
+   * the token's `(iss, sub)` (a user matched by the external id claim, then promoted, is not).
+   */
+  async reachesAdmin(userId: number, iss: string, sub: string): Promise<boolean> {
+    return (await this.users.idBySsoIdentity(iss, sub)) === userId;
   }
 
   private async create(

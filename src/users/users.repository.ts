@@ -93,13 +93,19 @@ export interface NewUser {
   ssoSubject?: string;
 }
 
-/** A user as single sign-on matches it: its id, whether active, and the IdP identity it is bound to (both null: none). */
+/**
+ * A user as single sign-on matches it: its id, whether active and admin, and the IdP identity it is bound to
+ * (both null: none).
+ */
 export interface SsoCandidate {
   id: number;
   active: boolean;
+  admin: boolean;
   ssoIssuer: string | null;
   ssoSubject: string | null;
 }
+
+const SSO_CANDIDATE_COLUMNS = `id, active, admin, sso_issuer AS "ssoIssuer", sso_subject AS "ssoSubject"`;
 
 /** §14's fields of a user, as stored. */
 export type PeopleFields = Pick<User, 'givenName' | 'familyName' | 'displayName' | 'externalId' | 'active'>;
@@ -216,20 +222,20 @@ export class UsersRepository {
    */
   async ssoCandidateByUsername(username: string): Promise<SsoCandidate | null> {
     const rows = await this.users.query<SsoCandidate[]>(
-      `SELECT id, active, sso_issuer AS "ssoIssuer", sso_subject AS "ssoSubject" FROM users
-       WHERE lower(username) = lower($1)`,
+      `SELECT ${SSO_CANDIDATE_COLUMNS} FROM users WHERE lower(username) = lower($1)`,
       [username],
     );
     return rows[0] ?? null;
   }
 
-  /** The id of the user whose `external_id` is exactly this (OIDC_EXTERNAL_ID_CLAIM, docs/sso.md), or null. */
-  async idByExternalId(externalId: string): Promise<number | null> {
+  /** The user whose `external_id` is exactly this (OIDC_EXTERNAL_ID_CLAIM, docs/sso.md) and its binding, or null. */
+  async ssoCandidateByExternalId(externalId: string): Promise<SsoCandidate | null> {
     if (externalId.includes('\u0000')) return null;
-    const rows = await this.users.query<{ id: number }[]>(`SELECT id FROM users WHERE external_id = $1`, [
-      externalId,
-    ]);
-    return rows[0]?.id ?? null;
+    const rows = await this.users.query<SsoCandidate[]>(
+      `SELECT ${SSO_CANDIDATE_COLUMNS} FROM users WHERE external_id = $1`,
+      [externalId],
+    );
+    return rows[0] ?? null;
   }
 
   /** The id of the user bound to this IdP identity, or null. */
@@ -243,13 +249,15 @@ export class UsersRepository {
   }
 
   /**
-   * Binds the user to the IdP identity unless it is bound already or inactive (a refused token never binds);
-   * whether it was bound now. An identity bound to another user meanwhile fails on the unique index (23505).
+   * Binds the user to the IdP identity at first sight, unless it is bound already, inactive (a refused token never
+   * binds) or an admin (bound only on purpose); whether it was bound now. An identity bound to another user
+   * meanwhile fails on the unique index (23505).
    */
   async bindSsoIdentity(id: number, issuer: string, subject: string): Promise<boolean> {
     // An UPDATE's query() answers [rows, affected].
     const [, affected] = await this.users.query<[unknown[], number]>(
-      `UPDATE users SET sso_issuer = $2, sso_subject = $3 WHERE id = $1 AND sso_subject IS NULL AND active`,
+      `UPDATE users SET sso_issuer = $2, sso_subject = $3
+       WHERE id = $1 AND sso_subject IS NULL AND active AND NOT admin`,
       [id, issuer, subject],
     );
     return affected > 0;
