@@ -153,7 +153,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') implements Re
     // Made an admin since the token was verified: from now on only the admin's own binding reaches them.
     if (user.admin && !(await this.identities.reachesAdmin(grant.userId, grant.iss, grant.sub)))
       throw new NoAccountForIdentity();
-    return { id: grant.userId, admin: user.admin };
+    return { id: grant.userId, admin: user.admin, idp: true };
   }
 
   async validate(request: { headers: IncomingHttpHeaders }, claims: Claims): Promise<AuthUser> {

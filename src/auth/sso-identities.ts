@@ -11,7 +11,11 @@ import { ChangeEventsService } from '../events/change-events.service.js';
 import { toUserAccount } from '../users/user.mapper.js';
 import { USERNAME_PATTERN } from '../users/user-rules.js';
 import { type SsoCandidate, UsersRepository } from '../users/users.repository.js';
-import { NoAccountForIdentity } from './auth.errors.js';
+import { type AuthUser } from '../core/decorators.js';
+import { type UserAccount } from '../users/user.shape.js';
+import { UsersService } from '../users/users.service.js';
+import { LinkWithPassword, NoAccountForIdentity } from './auth.errors.js';
+import { IdpTokens } from './idp-tokens.js';
 
 /** A unique violation: the identity was bound to another user meanwhile. */
 const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
@@ -38,6 +42,8 @@ export class SsoIdentities {
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
     private readonly changeEvents: ChangeEventsService,
+    private readonly idp: IdpTokens,
+    private readonly usersService: UsersService,
   ) {}
 
   /**
@@ -99,6 +105,18 @@ export class SsoIdentities {
     // Bound meanwhile, by a concurrent request: to this identity (fine) or another one (refused).
     if ((await this.users.idBySsoIdentity(iss, sub)) === id) return id;
     throw new NoAccountForIdentity();
+  }
+
+  /**
+   * `POST /api/auth/sso-binding`: binds the caller, signed in with this service's own token, to the `(iss, sub)`
+   * of an IdP token they hold. With an IdP token as the caller's own credential it is refused: whoever controls
+   * the IdP could then link any identity to an account they reached.
+   */
+  async linkOwn(caller: AuthUser, token: string, context: RequestContext): Promise<UserAccount> {
+    if (caller.idp) throw new LinkWithPassword();
+    const { iss, sub } = await this.idp.verify(token);
+    if (typeof iss !== 'string' || typeof sub !== 'string' || sub === '') throw new InvalidToken();
+    return this.usersService.setSsoBinding(String(caller.id), iss, sub, context);
   }
 
   /**

@@ -278,6 +278,37 @@ export class UsersRepository {
   }
 
   /**
+   * Binds the user to the IdP identity, replacing any binding it had: the updated user and the binding before,
+   * or null when there is no user with this id. An identity bound to another user fails on
+   * `uq_users_sso_identity`.
+   */
+  async setSsoBinding(
+    id: string,
+    issuer: string,
+    subject: string,
+    updatedAt: Date,
+    manager?: EntityManager,
+  ): Promise<{ user: UserSummarySource; before: { issuer: string; subject: string } | null } | null> {
+    const [rows] = await this.run(manager).query<
+      [(UserSummarySource & { beforeIssuer: string | null; beforeSubject: string | null })[], number]
+    >(
+      `UPDATE users u SET sso_issuer = $2, sso_subject = $3, updated_at = $4
+       FROM (SELECT id, sso_issuer, sso_subject FROM users WHERE id = $1 FOR UPDATE) b
+       WHERE u.id = b.id
+       RETURNING ${USER_SUMMARY_COLUMNS}, b.sso_issuer AS "beforeIssuer", b.sso_subject AS "beforeSubject"`,
+      [id, issuer, subject, updatedAt],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    const { beforeIssuer, beforeSubject, ...user } = row;
+    const before =
+      beforeIssuer === null || beforeSubject === null
+        ? null
+        : { issuer: beforeIssuer, subject: beforeSubject };
+    return { user, before };
+  }
+
+  /**
    * Inserts the user unless its username or email is taken (case-insensitively; a concurrent insert of the same
    * user included): the new user, or null when nothing was inserted.
    */
