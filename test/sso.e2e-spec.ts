@@ -12,6 +12,7 @@ import { client, type Client } from './support/http.js';
 import { CONSOLE_CLIENT_ID, makeSigningKey, TEST_AUDIENCE, TestIdp, freePort } from './support/idp.js';
 import { eventually } from './support/users-helpers.js';
 import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { AdminBootstrap } from '../src/auth/admin-bootstrap.js';
 
 const INVALID = { success: false, data: null, message: 'Invalid or expired token' };
 const NO_ACCOUNT = { success: false, data: null, message: 'No account for this identity' };
@@ -1096,6 +1097,60 @@ describe('OIDC_EXTERNAL_ID_CLAIM: the provisioned external_id names the user fir
     });
     expect(await api.get('/api/auth/me', { token })).toMatchObject({ status: 401, body: INVALID });
     expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM users`)).toEqual([{ n: 1 }]);
+  });
+});
+
+describe('ADMIN_OIDC_SUBJECT: the bootstrap admin bound at start', () => {
+  let idp: TestIdp;
+  let app: TestApp;
+  let api: Client;
+  beforeAll(async () => {
+    idp = await TestIdp.start();
+    app = await startTestApp({
+      ...oidcSettings(idp.issuer, { adminSubject: 'subject-of-the-first-admin' }),
+      passwordLogin: false,
+    });
+    api = client(app.url);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await idp?.stop();
+  });
+  beforeEach(() => app.reset());
+
+  const bootstrap = () => app.service.app.get(AdminBootstrap).onApplicationBootstrap();
+
+  it('creates the first admin bound to (OIDC_ISSUER, ADMIN_OIDC_SUBJECT), reachable with password login off', async () => {
+    await bootstrap();
+    const token = await idp.accessToken({
+      preferred_username: 'the.head',
+      sub: 'subject-of-the-first-admin',
+    });
+    const me = await api.get('/api/auth/me', { token });
+    expect(me.body.data).toMatchObject({ username: 'admin', admin: true });
+    expect((await api.get('/api/users', { token })).status).toBe(200);
+    expect(await app.dataSource.query(`SELECT action, actor_id, summary FROM audit_events`)).toEqual([
+      {
+        action: 'user.update',
+        actor_id: null,
+        summary: {
+          sso_binding: { from: null, to: { issuer: idp.issuer, subject: 'subject-of-the-first-admin' } },
+        },
+      },
+    ]);
+  });
+
+  it('binds an existing unbound bootstrap admin, and leaves a bound one as it is', async () => {
+    const admin = await makeUser(app.dataSource, { username: 'admin', admin: true });
+    await bootstrap();
+    expect(
+      await app.dataSource.query(`SELECT sso_issuer, sso_subject FROM users WHERE id = $1`, [admin.id]),
+    ).toEqual([{ sso_issuer: idp.issuer, sso_subject: 'subject-of-the-first-admin' }]);
+    await bindUser(app, admin.id, idp.issuer, 'subject-linked-later');
+    await bootstrap();
+    expect(await app.dataSource.query(`SELECT sso_subject FROM users WHERE id = $1`, [admin.id])).toEqual([
+      { sso_subject: 'subject-linked-later' },
+    ]);
   });
 });
 

@@ -96,6 +96,8 @@ export interface OidcSettings {
   /** Public client of the Swagger UI console (authorization code + PKCE); unset: no console sign-in. */
   clientId: string | undefined;
   scopes: string[];
+  /** ADMIN_OIDC_SUBJECT: the bootstrap admin, when unbound, is bound to (issuer, this) at start. */
+  adminSubject?: string;
   /**
    * Longest lifetime (`exp` - `iat`, seconds) of an accepted IdP token; a token without `iat` is refused
    * (docs/sso.md, "Token lifetime").
@@ -436,6 +438,7 @@ function loadOidcSettings(env: Env): OidcSettings | undefined {
     'OIDC_CLIENT_ID',
     'OIDC_SCOPES',
     'OIDC_MAX_TOKEN_AGE',
+    'ADMIN_OIDC_SUBJECT',
   ];
   if (issuer === undefined) {
     const stray = others.find((name) => read(env, name) !== undefined);
@@ -470,6 +473,10 @@ function loadOidcSettings(env: Env): OidcSettings | undefined {
   if (externalIdClaim !== undefined && !/^[A-Za-z0-9_.:-]{1,64}$/.test(externalIdClaim)) {
     throw new ConfigError('OIDC_EXTERNAL_ID_CLAIM', 'must be a claim name such as oid');
   }
+  const adminSubject = read(env, 'ADMIN_OIDC_SUBJECT');
+  if (adminSubject !== undefined && !/^[^\p{Cc}]{1,255}$/u.test(adminSubject)) {
+    throw new ConfigError('ADMIN_OIDC_SUBJECT', 'must be 1-255 characters without control characters');
+  }
   const clientId = read(env, 'OIDC_CLIENT_ID');
   if (clientId !== undefined && !/^[\x21-\x7e]{1,255}$/.test(clientId)) {
     throw new ConfigError('OIDC_CLIENT_ID', 'must be 1-255 visible ASCII characters');
@@ -487,6 +494,7 @@ function loadOidcSettings(env: Env): OidcSettings | undefined {
     createUsers: bool(env, 'OIDC_CREATE_USERS', false),
     clientId,
     scopes,
+    ...(adminSubject === undefined ? {} : { adminSubject }),
     maxTokenAgeS: int(env, 'OIDC_MAX_TOKEN_AGE', 86_400, 60, 2_592_000),
     refetchCooldownMs: 30_000,
   };
