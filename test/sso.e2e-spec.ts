@@ -1117,6 +1117,8 @@ describe('ADMIN_OIDC_SUBJECT: the bootstrap admin bound at start', () => {
     await idp?.stop();
   });
   beforeEach(() => app.reset());
+  // The describe below expects an empty audit trail.
+  afterEach(() => app.reset());
 
   const bootstrap = () => app.service.app.get(AdminBootstrap).onApplicationBootstrap();
 
