@@ -166,6 +166,8 @@ interface Request {
   build?: (f: Fixture) => Built;
   /** Changes the caller's own credentials: run after every other operation. */
   last?: boolean;
+  /** Personas of the access class the route refuses by a rule of its own: the 403 message each gets. */
+  refuses?: Partial<Record<Persona, string>>;
 }
 
 interface Row extends Request {
@@ -174,6 +176,9 @@ interface Row extends Request {
 }
 
 const username = (f: Fixture) => `authz-${process.pid}-${f.unique}`;
+
+/** An access token of the test IdP for an identity nobody is bound to: the body of POST /api/auth/sso-binding. */
+let linkToken = '';
 
 /** How to build a request that passes validation, for the routes that need more than their path. */
 const REQUESTS: Record<string, Request> = {
@@ -248,6 +253,14 @@ const REQUESTS: Record<string, Request> = {
   'PUT /api/users/{user_id}': {
     build: (f) => ({ json: { email: `${username(f)}@example.edu` } }),
   },
+  'PUT /api/users/{user_id}/sso-binding': {
+    build: (f) => ({ json: { issuer: 'https://login.example.edu', subject: username(f) } }),
+  },
+  'POST /api/auth/sso-binding': {
+    build: () => ({ json: { token: linkToken } }),
+    // Linking needs a password sign-in (docs/sso.md): an admin signed in through the IdP is refused.
+    refuses: { sso_admin: 'Sign in with your password to link an identity' },
+  },
   'PUT /api/users/{user_id}/avatar': { build: () => ({ multipart: true }) },
   'GET /api/users/{user_id}/avatar': {
     params: ({ withAvatar }) => ({ user_id: withAvatar.id }),
@@ -300,6 +313,7 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', ()
       createUsers: false,
       clientId: CONSOLE_CLIENT_ID,
       scopes: ['openid'],
+      maxTokenAgeS: 86_400,
       refetchCooldownMs: 30_000,
     };
   });
@@ -411,6 +425,13 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', ()
       lecturer_upcoming: await makeUser(ds),
       lecturer_inactive: await makeUser(ds),
     };
+    // An admin is reached only through their binding (docs/sso.md): the test IdP's subject of that username.
+    await ds.query(`UPDATE users SET sso_issuer = $2, sso_subject = $3 WHERE id = $1`, [
+      users.sso_admin.id,
+      idp.issuer,
+      `person-${users.sso_admin.username.toLowerCase()}`,
+    ]);
+    linkToken = await idp.accessToken({ preferred_username: 'authz-link', sub: 'authz-link-subject' });
     // Tokens the provider issues, naming the local users by username (in another letter case).
     ssoTokens = {
       sso_admin: await idp.accessToken({ preferred_username: users.sso_admin.username.toUpperCase() }),
@@ -613,6 +634,12 @@ describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', ()
           const { path, built } = concrete(operation, row, f);
           const answer = await send(operation.method, path, built, bearer(tokenOf(persona)));
           cells++;
+          const refusal = row.refuses?.[persona];
+          if (refusal !== undefined) {
+            return answer.status === 403 && JSON.stringify(answer.body) === JSON.stringify(failure(refusal))
+              ? []
+              : [`${key} as ${persona}: expected 403 ${refusal} → ${describeAnswer(answer)}`];
+          }
           if (row.allowed.includes(persona)) {
             return successStatuses(operation).includes(answer.status)
               ? []

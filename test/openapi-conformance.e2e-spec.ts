@@ -141,6 +141,14 @@ describe('responses conform to the OpenAPI document', () => {
     await expectStatus(400, 'PUT', `/api/users/${state.student.id}`, { token, body: {} });
     await expectStatus(200, 'DELETE', `/api/users/${state.student.id}/sso-binding`, { token });
     await expectStatus(404, 'DELETE', '/api/users/999999999/sso-binding', { token });
+    const binding = { issuer: 'https://login.example.edu', subject: 'subject-of-sam' };
+    await expectStatus(200, 'PUT', `/api/users/${state.student.id}/sso-binding`, { token, body: binding });
+    await expectStatus(409, 'PUT', `/api/users/${state.adminId}/sso-binding`, { token, body: binding });
+    await expectStatus(400, 'PUT', `/api/users/${state.student.id}/sso-binding`, { token, body: {} });
+    await expectStatus(404, 'PUT', '/api/users/999999999/sso-binding', { token, body: binding });
+    await expectStatus(400, 'POST', '/api/auth/sso-binding', { token, body: { token: '' } });
+    // No identity provider here: any token in the body fails verification.
+    await expectStatus(401, 'POST', '/api/auth/sso-binding', { token, body: { token: 'a.b.c' } });
     await expectStatus(403, 'PUT', `/api/users/${state.adminId}`, { token, body: { admin: false } });
 
     state.lecturer.token = (await signIn('lena.lecturer', 'lecturer-password')).token;

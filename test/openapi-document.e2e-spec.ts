@@ -292,6 +292,9 @@ const SESSION: [method: string, path: string, status: number, media?: Media][] =
   ['post', '/api/modules/{module_id}/roster/import', 200, 'multipart/form-data'],
   ['put', '/api/users/{user_id}/avatar', 200, 'multipart/form-data'],
   ['put', '/api/users/{user_id}', 200],
+  ['put', '/api/users/{user_id}/sso-binding', 200],
+  // The example token is no identity provider's (none is set up here): refused, as documented.
+  ['post', '/api/auth/sso-binding', 401],
   ['delete', '/api/modules/bulk', 200],
   ['post', '/api/webhooks', 201],
   ['put', '/api/webhooks/{webhook_id}', 200],
@@ -386,7 +389,7 @@ describe('the request examples of the OpenAPI document succeed on a fresh instal
         answer,
       }).toMatchObject({
         status,
-        answer: { success: true },
+        answer: { success: status < 400 },
       });
       if (answer.data?.token) token = answer.data.token;
     }

@@ -1256,6 +1256,7 @@ describe('Microsoft Entra ID provisioning, replayed (docs/provisioning.md)', () 
       createUsers: true,
       clientId: undefined,
       scopes: ['openid', 'profile', 'email'],
+      maxTokenAgeS: 86_400,
       refetchCooldownMs: 30_000,
     };
   });

@@ -12,9 +12,19 @@ import { client, type Client } from './support/http.js';
 import { CONSOLE_CLIENT_ID, makeSigningKey, TEST_AUDIENCE, TestIdp, freePort } from './support/idp.js';
 import { eventually } from './support/users-helpers.js';
 import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { AdminBootstrap } from '../src/auth/admin-bootstrap.js';
 
 const INVALID = { success: false, data: null, message: 'Invalid or expired token' };
 const NO_ACCOUNT = { success: false, data: null, message: 'No account for this identity' };
+
+/** Binds the user to `(issuer, subject)` directly in the database, as if linked earlier. */
+async function bindUser(app: TestApp, id: number, issuer: string, subject: string): Promise<void> {
+  await app.dataSource.query(`UPDATE users SET sso_issuer = $2, sso_subject = $3 WHERE id = $1`, [
+    id,
+    issuer,
+    subject,
+  ]);
+}
 
 function oidcSettings(issuer: string, overrides: Record<string, unknown> = {}) {
   return {
@@ -25,6 +35,7 @@ function oidcSettings(issuer: string, overrides: Record<string, unknown> = {}) {
       createUsers: false,
       clientId: undefined,
       scopes: ['openid', 'profile', 'email'],
+      maxTokenAgeS: 86_400,
       refetchCooldownMs: 30_000,
       ...overrides,
     },
@@ -83,6 +94,7 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
 
     it('grants admin rights from the local flag alone, never from the token', async () => {
       const admin = await makeUser(app.dataSource, { username: 'boss', admin: true });
+      await bindUser(app, admin.id, idp.issuer, 'person-boss');
       const plain = await makeUser(app.dataSource, { username: 'pleb' });
       const adminToken = await idp.accessToken({ preferred_username: 'boss' });
       const claimsAdmin = await idp.accessToken({
@@ -275,6 +287,37 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
       });
     });
 
+    it('never binds an inactive user: a recycled username does not inherit the account on reactivation', async () => {
+      const admin = await makeUser(app.dataSource, { admin: true });
+      const dana = await makeUser(app.dataSource, { username: 'dana' });
+      const deactivated = await api.put(`/api/users/${dana.id}`, {
+        token: tokenFor(admin),
+        body: { active: false },
+      });
+      expect(deactivated.status).toBe(200);
+      // The IdP handed the username to someone else meanwhile: refused, and bound to nobody.
+      const newcomer = await idp.accessToken({
+        preferred_username: 'dana',
+        sub: 'subject-of-new-dana',
+        email: 'new.dana@example.edu',
+      });
+      expect(await api.get('/api/auth/me', { token: newcomer })).toMatchObject({
+        status: 401,
+        body: INVALID,
+      });
+      expect(await bindingOf(dana.id)).toEqual({ sso_issuer: null, sso_subject: null });
+
+      const reactivated = await api.put(`/api/users/${dana.id}`, {
+        token: tokenFor(admin),
+        body: { active: true },
+      });
+      expect(reactivated.status).toBe(200);
+      // Dana herself comes back and binds her account; the newcomer's refused token gave them no claim to it.
+      const returning = await idp.accessToken({ preferred_username: 'dana', sub: 'subject-of-dana' });
+      expect((await api.get('/api/auth/me', { token: returning })).body.data.id).toBe(dana.id);
+      expect(await bindingOf(dana.id)).toEqual({ sso_issuer: idp.issuer, sso_subject: 'subject-of-dana' });
+    });
+
     it('binds a user created on first sight to the token that created it', async () => {
       const token = await idp.accessToken({
         preferred_username: 'fresh.face',
@@ -346,6 +389,228 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
     });
   });
 
+  describe('administrators are reached only through their binding', () => {
+    const bindingOf = async (id: number) =>
+      (await app.dataSource.query(`SELECT sso_issuer, sso_subject FROM users WHERE id = $1`, [id]))[0] as {
+        sso_issuer: string | null;
+        sso_subject: string | null;
+      };
+
+    it('never binds an admin at first sight: whoever names an unbound admin gets 403, and nothing is stored', async () => {
+      const admin = await makeUser(app.dataSource, { username: 'admin', admin: true });
+      for (const name of ['admin', 'ADMIN']) {
+        const token = await idp.accessToken({
+          preferred_username: name,
+          sub: `subject-of-an-attacker-${name}`,
+          email: 'attacker@example.edu',
+        });
+        expect(await api.get('/api/auth/me', { token })).toMatchObject({ status: 403, body: NO_ACCOUNT });
+      }
+      expect(await bindingOf(admin.id)).toEqual({ sso_issuer: null, sso_subject: null });
+      // OIDC_CREATE_USERS is on here: still nobody created.
+      expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM users`)).toEqual([{ n: 1 }]);
+      expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM audit_events`)).toEqual([{ n: 0 }]);
+    });
+
+    it('reaches a bound admin through the binding; another sub naming the admin gets 403', async () => {
+      const admin = await makeUser(app.dataSource, { username: 'head', admin: true });
+      await bindUser(app, admin.id, idp.issuer, 'subject-of-head');
+      const own = await idp.accessToken({ preferred_username: 'head.renamed', sub: 'subject-of-head' });
+      expect((await api.get('/api/users', { token: own })).status).toBe(200);
+      const other = await idp.accessToken({ preferred_username: 'head', sub: 'subject-of-someone' });
+      expect(await api.get('/api/auth/me', { token: other })).toMatchObject({
+        status: 403,
+        body: NO_ACCOUNT,
+      });
+    });
+
+    it('keeps the binding of a user promoted to admin after binding', async () => {
+      const admin = await makeUser(app.dataSource, { admin: true });
+      const erin = await makeUser(app.dataSource, { username: 'erin' });
+      const first = await idp.accessToken({ preferred_username: 'erin', sub: 'subject-of-erin' });
+      expect((await api.get('/api/auth/me', { token: first })).body.data.admin).toBe(false);
+      const promoted = await api.put(`/api/users/${erin.id}`, {
+        token: tokenFor(admin),
+        body: { admin: true },
+      });
+      expect(promoted.status).toBe(200);
+      const later = await idp.accessToken({ preferred_username: 'erin', sub: 'subject-of-erin' });
+      expect((await api.get('/api/users', { token: later })).status).toBe(200);
+      expect(await bindingOf(erin.id)).toEqual({ sso_issuer: idp.issuer, sso_subject: 'subject-of-erin' });
+    });
+  });
+
+  describe('linking an administrator to their identity at the IdP', () => {
+    const bindingOf = async (id: number) =>
+      (await app.dataSource.query(`SELECT sso_issuer, sso_subject FROM users WHERE id = $1`, [id]))[0] as {
+        sso_issuer: string | null;
+        sso_subject: string | null;
+      };
+    const SET = 'Single sign-on binding set';
+    const TAKEN = { success: false, data: null, message: 'This identity is bound to another user' };
+
+    it('POST /api/auth/sso-binding: an admin signed in with a password links the identity of an IdP token', async () => {
+      const root = await makeUser(app.dataSource, { username: 'root', admin: true });
+      const login = await api.post('/api/auth/login', {
+        body: { username: 'root', password: DEFAULT_PASSWORD },
+      });
+      const session = login.body.data.token as string;
+      const idpToken = await idp.accessToken({ preferred_username: 'root.at.idp', sub: 'subject-of-root' });
+      expect(await api.get('/api/auth/me', { token: idpToken })).toMatchObject({
+        status: 403,
+        body: NO_ACCOUNT,
+      });
+
+      const res = await api.post('/api/auth/sso-binding', { token: session, body: { token: idpToken } });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        success: true,
+        message: SET,
+        data: { id: root.id, username: 'root', admin: true },
+      });
+      expect(await bindingOf(root.id)).toEqual({ sso_issuer: idp.issuer, sso_subject: 'subject-of-root' });
+      expect(
+        await app.dataSource.query(
+          `SELECT actor_id, action, target_type, target_ids, summary FROM audit_events`,
+        ),
+      ).toEqual([
+        {
+          actor_id: root.id,
+          action: 'user.update',
+          target_type: 'user',
+          target_ids: [String(root.id)],
+          summary: { sso_binding: { from: null, to: { issuer: idp.issuer, subject: 'subject-of-root' } } },
+        },
+      ]);
+      expect(await app.dataSource.query(`SELECT type, data FROM change_events`)).toEqual([
+        { type: 'user.updated', data: res.body.data },
+      ]);
+      const later = await idp.accessToken({ preferred_username: 'root.at.idp', sub: 'subject-of-root' });
+      expect((await api.get('/api/users', { token: later })).status).toBe(200);
+
+      // Signed in with an IdP token: refused, even for the identity already linked.
+      expect(await api.post('/api/auth/sso-binding', { token: later, body: { token: later } })).toMatchObject(
+        {
+          status: 403,
+          body: { success: false, data: null, message: 'Sign in with your password to link an identity' },
+        },
+      );
+    });
+
+    it('POST /api/auth/sso-binding: refuses a bad body, a token that fails verification, and an identity bound to another user', async () => {
+      const root = await makeUser(app.dataSource, { username: 'root', admin: true });
+      const other = await makeUser(app.dataSource, { username: 'other' });
+      await bindUser(app, other.id, idp.issuer, 'subject-of-other');
+      const session = tokenFor(root);
+      expect(await api.post('/api/auth/sso-binding', { token: session, body: {} })).toMatchObject({
+        status: 400,
+        body: { message: 'token must be a string of 1-16384 characters' },
+      });
+      const now = Math.floor(Date.now() / 1000);
+      for (const bad of [
+        'not-a-token',
+        await idp.mint({ preferred_username: 'root', exp: now - 120, iat: now - 600 }),
+        await idp.mint({ preferred_username: 'root', sub: undefined }),
+      ]) {
+        expect(
+          await api.post('/api/auth/sso-binding', { token: session, body: { token: bad } }),
+        ).toMatchObject({
+          status: 401,
+          body: INVALID,
+        });
+      }
+      const taken = await idp.accessToken({ preferred_username: 'root', sub: 'subject-of-other' });
+      expect(
+        await api.post('/api/auth/sso-binding', { token: session, body: { token: taken } }),
+      ).toMatchObject({
+        status: 409,
+        body: TAKEN,
+      });
+      expect(await bindingOf(root.id)).toEqual({ sso_issuer: null, sso_subject: null });
+      const plain = await idp.accessToken({ preferred_username: 'other', sub: 'subject-of-other' });
+      expect(
+        await api.post('/api/auth/sso-binding', { token: tokenFor(other), body: { token: plain } }),
+      ).toMatchObject({
+        status: 403,
+        body: { message: 'You do not have permission to perform this action' },
+      });
+      expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM audit_events`)).toEqual([{ n: 0 }]);
+    });
+
+    it("PUT /api/users/{user_id}/sso-binding: an admin sets another user's binding, replacing the old one", async () => {
+      const admin = await makeUser(app.dataSource, { admin: true });
+      const dean = await makeUser(app.dataSource, { username: 'dean', admin: true });
+      await bindUser(app, dean.id, idp.issuer, 'subject-of-old-dean');
+      const old = await idp.accessToken({ preferred_username: 'dean', sub: 'subject-of-old-dean' });
+      expect((await api.get('/api/users', { token: old })).status).toBe(200);
+
+      const res = await api.put(`/api/users/${dean.id}/sso-binding`, {
+        token: tokenFor(admin),
+        body: { issuer: idp.issuer, subject: 'subject-of-dean' },
+      });
+      expect(res).toMatchObject({
+        status: 200,
+        body: { success: true, message: SET, data: { id: dean.id, username: 'dean' } },
+      });
+      expect(await bindingOf(dean.id)).toEqual({ sso_issuer: idp.issuer, sso_subject: 'subject-of-dean' });
+      expect(await app.dataSource.query(`SELECT actor_id, summary FROM audit_events`)).toEqual([
+        {
+          actor_id: admin.id,
+          summary: {
+            sso_binding: {
+              from: { issuer: idp.issuer, subject: 'subject-of-old-dean' },
+              to: { issuer: idp.issuer, subject: 'subject-of-dean' },
+            },
+          },
+        },
+      ]);
+      expect(await app.dataSource.query(`SELECT type FROM change_events`)).toEqual([
+        { type: 'user.updated' },
+      ]);
+      const fresh = await idp.accessToken({ preferred_username: 'dean', sub: 'subject-of-dean' });
+      expect((await api.get('/api/users', { token: fresh })).status).toBe(200);
+      // The old identity's token, remembered, no longer reaches the admin.
+      expect(await api.get('/api/users', { token: old })).toMatchObject({ status: 403, body: NO_ACCOUNT });
+    });
+
+    it('PUT /api/users/{user_id}/sso-binding: validates the body, then the user, then the identity', async () => {
+      const admin = await makeUser(app.dataSource, { admin: true });
+      const dean = await makeUser(app.dataSource, { username: 'dean' });
+      await bindUser(app, admin.id, idp.issuer, 'subject-of-admin');
+      const put = (id: number, body: unknown) =>
+        api.put(`/api/users/${id}/sso-binding`, { token: tokenFor(admin), body });
+      const ISSUER = 'issuer must be a string of 1-255 characters without control characters';
+      const SUBJECT = 'subject must be a string of 1-255 characters without control characters';
+      for (const [body, message] of [
+        [{}, `${ISSUER}; ${SUBJECT}`],
+        [{ issuer: '', subject: 'x' }, ISSUER],
+        [{ issuer: idp.issuer, subject: 'x'.repeat(256) }, SUBJECT],
+        [{ issuer: idp.issuer, subject: 'a\u0000b' }, SUBJECT],
+        [{ issuer: 42, subject: 'x' }, ISSUER],
+        [{ issuer: idp.issuer, subject: 'x', extra: 1 }, 'property extra should not exist'],
+      ] as const) {
+        expect(await put(dean.id, body)).toMatchObject({
+          status: 400,
+          body: { success: false, data: null, message },
+        });
+      }
+      expect(await put(999_999_999, { issuer: idp.issuer, subject: 'x' })).toMatchObject({
+        status: 404,
+        body: { message: 'User not found' },
+      });
+      expect(await put(dean.id, { issuer: idp.issuer, subject: 'subject-of-admin' })).toMatchObject({
+        status: 409,
+        body: TAKEN,
+      });
+      expect(await bindingOf(dean.id)).toEqual({ sso_issuer: null, sso_subject: null });
+      expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM audit_events`)).toEqual([{ n: 0 }]);
+      // The longest accepted values.
+      const long = { issuer: 'i'.repeat(255), subject: 's'.repeat(255) };
+      expect((await put(dean.id, long)).status).toBe(200);
+      expect(await bindingOf(dean.id)).toEqual({ sso_issuer: long.issuer, sso_subject: long.subject });
+    });
+  });
+
   describe('usernames that break the username rule', () => {
     it('never match anyone: no Unicode case folding joins two names (U+0130, the Kelvin sign)', async () => {
       const admin = await makeUser(app.dataSource, { username: 'admin', admin: true });
@@ -396,7 +661,10 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
   });
 
   describe('tokens that are refused with 401', () => {
-    beforeEach(() => makeUser(app.dataSource, { username: 'victim', admin: true }));
+    beforeEach(async () => {
+      const victim = await makeUser(app.dataSource, { username: 'victim', admin: true });
+      await bindUser(app, victim.id, idp.issuer, 'person-victim');
+    });
     const person = { preferred_username: 'victim', email: 'victim@example.edu' };
 
     async function expectRefused(token: string) {
@@ -440,6 +708,18 @@ describe('single sign-on with a real OpenID provider (docs/sso.md)', () => {
         const token = await idp.mint({ ...person, ...claims }, { header });
         expect((await api.get('/api/auth/me', { token })).status).toBe(200);
       }
+    });
+
+    it('living longer than OIDC_MAX_TOKEN_AGE (exp - iat over 86400 s by default), or without an iat', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      await expectRefused(await idp.mint({ ...person, iat: now, exp: now + 86_401 }));
+      await expectRefused(await idp.mint({ ...person, iat: now - 86_000, exp: now + 402 }));
+      // Without iat its lifetime is unknown: refused.
+      await expectRefused(await idp.mint({ ...person, iat: undefined }));
+      expect(
+        (await api.get('/api/auth/me', { token: await idp.mint({ ...person, iat: now, exp: now + 86_400 }) }))
+          .status,
+      ).toBe(200);
     });
 
     it('issued in the future beyond the 60 s tolerance', async () => {
@@ -760,6 +1040,57 @@ describe('OIDC_EXTERNAL_ID_CLAIM: the provisioned external_id names the user fir
     expect(await bindingOf(jane.id)).toEqual({ sso_subject: 'sub-of-jane' });
   });
 
+  it("never reaches an admin through the claim unless the admin is bound to the token's (iss, sub)", async () => {
+    const admin = await makeUser(app.dataSource, { username: 'chief', admin: true });
+    await app.dataSource.query(`UPDATE users SET external_id = 'oid-of-chief' WHERE id = $1`, [admin.id]);
+    const stranger = await idp.accessToken({
+      preferred_username: 'mallory',
+      sub: 'sub-of-mallory',
+      email: 'mallory@example.edu',
+      oid: 'oid-of-chief',
+    });
+    expect(await api.get('/api/auth/me', { token: stranger })).toMatchObject({
+      status: 403,
+      body: NO_ACCOUNT,
+    });
+    expect(await bindingOf(admin.id)).toEqual({ sso_subject: null });
+    expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM users`)).toEqual([{ n: 1 }]);
+
+    await bindUser(app, admin.id, idp.issuer, 'sub-of-chief');
+    const own = await idp.accessToken({
+      preferred_username: 'chief',
+      sub: 'sub-of-chief',
+      oid: 'oid-of-chief',
+    });
+    expect((await api.get('/api/users', { token: own })).status).toBe(200);
+    const again = await idp.accessToken({
+      preferred_username: 'chief',
+      sub: 'sub-of-mallory',
+      oid: 'oid-of-chief',
+    });
+    expect(await api.get('/api/auth/me', { token: again })).toMatchObject({ status: 403, body: NO_ACCOUNT });
+  });
+
+  it('stops reaching a user matched by the claim once the user is made an admin (within the user cache bound)', async () => {
+    const admin = await makeUser(app.dataSource, { admin: true });
+    const fred = await makeUser(app.dataSource, { username: 'fred' });
+    await app.dataSource.query(`UPDATE users SET external_id = 'oid-of-fred' WHERE id = $1`, [fred.id]);
+    const token = await idp.accessToken({
+      preferred_username: 'fred',
+      sub: 'sub-of-fred',
+      oid: 'oid-of-fred',
+    });
+    expect((await api.get('/api/auth/me', { token })).body.data.id).toBe(fred.id);
+    const promoted = await api.put(`/api/users/${fred.id}`, {
+      token: tokenFor(admin),
+      body: { admin: true },
+    });
+    expect(promoted.status).toBe(200);
+    // The token was remembered with the user it named; the admin it now names was never bound to it.
+    await eventually(async () => (await api.get('/api/auth/me', { token })).status === 403, 6000);
+    expect(await api.get('/api/users', { token })).toMatchObject({ status: 403, body: NO_ACCOUNT });
+  });
+
   it('refuses an inactive provisioned user found by the claim, and never creates another', async () => {
     const jane = await makeUser(app.dataSource, { username: 'jane' });
     await app.dataSource.query(`UPDATE users SET external_id = 'oid-1', active = false WHERE id = $1`, [
@@ -773,6 +1104,62 @@ describe('OIDC_EXTERNAL_ID_CLAIM: the provisioned external_id names the user fir
     });
     expect(await api.get('/api/auth/me', { token })).toMatchObject({ status: 401, body: INVALID });
     expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM users`)).toEqual([{ n: 1 }]);
+  });
+});
+
+describe('ADMIN_OIDC_SUBJECT: the bootstrap admin bound at start', () => {
+  let idp: TestIdp;
+  let app: TestApp;
+  let api: Client;
+  beforeAll(async () => {
+    idp = await TestIdp.start();
+    app = await startTestApp({
+      ...oidcSettings(idp.issuer, { adminSubject: 'subject-of-the-first-admin' }),
+      passwordLogin: false,
+    });
+    api = client(app.url);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await idp?.stop();
+  });
+  beforeEach(() => app.reset());
+  // The describe below expects an empty audit trail.
+  afterEach(() => app.reset());
+
+  const bootstrap = () => app.service.app.get(AdminBootstrap).onApplicationBootstrap();
+
+  it('creates the first admin bound to (OIDC_ISSUER, ADMIN_OIDC_SUBJECT), reachable with password login off', async () => {
+    await bootstrap();
+    const token = await idp.accessToken({
+      preferred_username: 'the.head',
+      sub: 'subject-of-the-first-admin',
+    });
+    const me = await api.get('/api/auth/me', { token });
+    expect(me.body.data).toMatchObject({ username: 'admin', admin: true });
+    expect((await api.get('/api/users', { token })).status).toBe(200);
+    expect(await app.dataSource.query(`SELECT action, actor_id, summary FROM audit_events`)).toEqual([
+      {
+        action: 'user.update',
+        actor_id: null,
+        summary: {
+          sso_binding: { from: null, to: { issuer: idp.issuer, subject: 'subject-of-the-first-admin' } },
+        },
+      },
+    ]);
+  });
+
+  it('binds an existing unbound bootstrap admin, and leaves a bound one as it is', async () => {
+    const admin = await makeUser(app.dataSource, { username: 'admin', admin: true });
+    await bootstrap();
+    expect(
+      await app.dataSource.query(`SELECT sso_issuer, sso_subject FROM users WHERE id = $1`, [admin.id]),
+    ).toEqual([{ sso_issuer: idp.issuer, sso_subject: 'subject-of-the-first-admin' }]);
+    await bindUser(app, admin.id, idp.issuer, 'subject-linked-later');
+    await bootstrap();
+    expect(await app.dataSource.query(`SELECT sso_subject FROM users WHERE id = $1`, [admin.id])).toEqual([
+      { sso_subject: 'subject-linked-later' },
+    ]);
   });
 });
 

@@ -362,6 +362,7 @@ describeWhenAvailable(browser, 'Swagger UI signing in through the identity provi
         createUsers: false,
         clientId: CONSOLE_CLIENT_ID,
         scopes: ['openid', 'profile', 'email'],
+        maxTokenAgeS: 86_400,
         refetchCooldownMs: 30_000,
       },
     });

@@ -1342,6 +1342,7 @@ describe('inactive users and single sign-on (docs/api.md §11, §14)', () => {
         createUsers: true,
         clientId: undefined,
         scopes: ['openid', 'profile', 'email'],
+        maxTokenAgeS: 86_400,
         refetchCooldownMs: 30_000,
       },
     });

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module.js';
 import { type AppConfig } from '../config/app-config.js';
 import { PasswordHasher } from '../users/password-hasher.js';
 import { UsersRepository } from '../users/users.repository.js';
+import { SsoIdentityTaken } from '../users/users.errors.js';
+import { UsersService } from '../users/users.service.js';
 
 /** Creates the first administrator when the users table is empty (docs/api.md §2). */
 @Injectable()
@@ -14,9 +16,45 @@ export class AdminBootstrap implements OnApplicationBootstrap {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly users: UsersRepository,
     private readonly hasher: PasswordHasher,
+    // Absent where the demo seed builds this by hand: it binds nobody.
+    @Optional() private readonly usersService?: UsersService,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    await this.createFirstAdmin();
+    await this.bindFirstAdmin();
+  }
+
+  /**
+   * ADMIN_OIDC_SUBJECT: binds the bootstrap admin, when it exists, is an admin and is unbound, to
+   * (OIDC_ISSUER, that subject), so that a service with PASSWORD_LOGIN=false has an admin (docs/sso.md).
+   */
+  private async bindFirstAdmin(): Promise<void> {
+    const settings = this.config.oidc;
+    if (settings?.adminSubject === undefined || !this.usersService) return;
+    const admin = await this.users.ssoCandidateByUsername(this.config.adminUsername);
+    if (!admin || admin.ssoSubject !== null) return;
+    if (!admin.admin) {
+      this.logger.warn(
+        `ADMIN_OIDC_SUBJECT: "${this.config.adminUsername}" is not an administrator; not bound`,
+      );
+      return;
+    }
+    try {
+      await this.usersService.setSsoBinding(String(admin.id), settings.issuer, settings.adminSubject, {
+        actorId: null,
+        requestId: null,
+        clientIp: null,
+      });
+      this.logger.log(`Bound the administrator "${this.config.adminUsername}" to ADMIN_OIDC_SUBJECT`);
+    } catch (error) {
+      // Bound to another user already: the service still starts; an admin sorts it out.
+      if (!(error instanceof SsoIdentityTaken)) throw error;
+      this.logger.warn('ADMIN_OIDC_SUBJECT is bound to another user; the bootstrap admin was not bound');
+    }
+  }
+
+  private async createFirstAdmin(): Promise<void> {
     const any = await this.users.any();
     if (any) return;
     const { adminUsername, adminEmail, adminPassword } = this.config;

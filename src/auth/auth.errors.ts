@@ -23,3 +23,8 @@ export const SINGLE_SIGN_ON_ACCOUNT_MESSAGE = 'This account signs in with single
 
 /** A password change for a user created by single sign-on, who has no password. */
 export class SingleSignOnAccount extends fixedError(400, SINGLE_SIGN_ON_ACCOUNT_MESSAGE) {}
+
+export const LINK_WITH_PASSWORD_MESSAGE = 'Sign in with your password to link an identity';
+
+/** `POST /api/auth/sso-binding` called with an IdP token: linking needs proof beyond the IdP (docs/sso.md). */
+export class LinkWithPassword extends fixedError(403, LINK_WITH_PASSWORD_MESSAGE) {}

@@ -354,6 +354,7 @@ describe(AuthService.name, () => {
         createUsers: false,
         clientId: undefined,
         scopes: ['openid', 'profile'],
+        maxTokenAgeS: 86_400,
         refetchCooldownMs: 30_000,
       };
       expect(await setup({ oidc, passwordLogin: true }).service.signInOptions()).toEqual({

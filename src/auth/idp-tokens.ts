@@ -142,12 +142,16 @@ export class IdpTokens implements OnApplicationBootstrap {
         audience: settings.audience,
         algorithms: IDP_ALGORITHMS,
         clockTolerance: IDP_CLOCK_TOLERANCE_S,
-        requiredClaims: ['exp'],
+        // Without `iat` a token's lifetime is unknown, so OIDC_MAX_TOKEN_AGE could not bound it (RFC 9068 §2.2
+        // requires it of access tokens anyway).
+        requiredClaims: ['exp', 'iat'],
       });
       if (!isAccessToken(protectedHeader, payload)) throw new Error('not an access token');
+      const { exp, iat } = payload as JWTPayload & { exp: number; iat: number };
       // jose checks `iat` only against a maximum age; one in the future is refused here.
-      if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + IDP_CLOCK_TOLERANCE_S)
-        throw new Error('iat in the future');
+      if (iat > Date.now() / 1000 + IDP_CLOCK_TOLERANCE_S) throw new Error('iat in the future');
+      // A stolen token is usable until it expires: the IdP may not hand out one that lives longer than allowed.
+      if (exp - iat > settings.maxTokenAgeS) throw new Error('lives longer than OIDC_MAX_TOKEN_AGE');
       return payload as JWTPayload & { exp: number };
     } catch (error) {
       this.logger.debug(`IdP token refused: ${(error as Error).message}`);

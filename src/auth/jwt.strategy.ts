@@ -9,6 +9,7 @@ import { Clock } from '../core/clock.js';
 import { type AuthUser } from '../core/decorators.js';
 import { InvalidToken } from '../core/errors.js';
 import { type BearerRequest, type RememberedBearer } from '../core/remembered-bearer.js';
+import { NoAccountForIdentity } from './auth.errors.js';
 import { bearerToken } from './bearer-token.js';
 import { IDP_CLOCK_TOLERANCE_S, IdpTokens } from './idp-tokens.js';
 import { jwtKey } from './jwt-key.js';
@@ -27,10 +28,15 @@ interface Claims {
 /** Tokens whose signature and claims were verified, at most this many (the least recently used is dropped). */
 const VERIFIED_TOKENS_MAX = 10_000;
 
-/** A verified IdP token: the local user it speaks for, and until when (seconds, clock tolerance included). */
+/**
+ * A verified IdP token: the local user it speaks for, until when (seconds, clock tolerance included), and its
+ * `(iss, sub)`, checked against the user's binding while the user is an admin.
+ */
 interface IdpGrant {
   userId: number;
   until: number;
+  iss: string;
+  sub: string;
 }
 
 /** The passport strategy's own calls on the per-request object passport makes for it. */
@@ -138,7 +144,8 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') implements Re
       requestId: request.id ?? null,
       clientIp: request.ip ?? null,
     });
-    const grant = { userId, until: claims.exp + IDP_CLOCK_TOLERANCE_S };
+    // userIdFor refused a token without a string `iss` and `sub`.
+    const grant = { userId, until: claims.exp + IDP_CLOCK_TOLERANCE_S, iss: claims.iss!, sub: claims.sub! };
     this.idpGrants.set(token, grant);
     return this.idpUser(grant);
   }
@@ -147,7 +154,10 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') implements Re
     // Rights come from the local user alone; a password change here does not end the IdP's sessions.
     const user = await this.access.get(grant.userId);
     if (!user) throw new InvalidToken();
-    return { id: grant.userId, admin: user.admin };
+    // Made an admin since the token was verified: from now on only the admin's own binding reaches them.
+    if (user.admin && !(await this.identities.reachesAdmin(grant.userId, grant.iss, grant.sub)))
+      throw new NoAccountForIdentity();
+    return { id: grant.userId, admin: user.admin, idp: true };
   }
 
   async validate(request: { headers: IncomingHttpHeaders }, claims: Claims): Promise<AuthUser> {

@@ -6,18 +6,25 @@ import { type AppConfig } from '../config/app-config.js';
 import { InvalidToken } from '../core/errors.js';
 import { isUserEmail, USERNAME_PATTERN } from '../users/user-rules.js';
 import { type SsoCandidate, UsersRepository } from '../users/users.repository.js';
+import { type AuthUser } from '../core/decorators.js';
+import { type UserAccount } from '../users/user.shape.js';
 import { UsersService } from '../users/users.service.js';
-import { NoAccountForIdentity } from './auth.errors.js';
+import { LinkWithPassword, NoAccountForIdentity } from './auth.errors.js';
+import { IdpTokens } from './idp-tokens.js';
 
 /** A unique violation: the identity was bound to another user meanwhile. */
 const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
+
+const isBoundTo = (candidate: SsoCandidate, iss: string, sub: string) =>
+  candidate.ssoIssuer === iss && candidate.ssoSubject === sub;
 
 /**
  * The local user an IdP token speaks for (docs/sso.md): the user whose `external_id` equals the token's
  * OIDC_EXTERNAL_ID_CLAIM when that is set; otherwise the user bound to the token's `(iss, sub)`; otherwise the
  * user whose username equals the username claim (ASCII case-insensitively: a claim that breaks the username rule
  * names nobody), which the token then binds; otherwise one created on first sight when OIDC_CREATE_USERS is on.
- * Rights are never read from the token.
+ * An admin is reached only through their binding: never by the username or external id claim of a token whose
+ * `(iss, sub)` is not theirs, and never bound at first sight. Rights are never read from the token.
  */
 @Injectable()
 export class SsoIdentities {
@@ -28,6 +35,7 @@ export class SsoIdentities {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly users: UsersRepository,
     private readonly writer: UsersService,
+    private readonly idp: IdpTokens,
   ) {}
 
   /**
@@ -44,8 +52,12 @@ export class SsoIdentities {
     // match neither needs nor changes a binding.
     const externalId = settings.externalIdClaim === undefined ? undefined : claims[settings.externalIdClaim];
     if (typeof externalId === 'string' && externalId !== '') {
-      const provisioned = await this.users.idByExternalId(externalId);
-      if (provisioned !== null) return provisioned;
+      const provisioned = await this.users.ssoCandidateByExternalId(externalId);
+      if (provisioned !== null) {
+        // An admin is reached only through their own binding, never through a claim the IdP or SCIM can set.
+        if (provisioned.admin && !isBoundTo(provisioned, iss, sub)) throw new NoAccountForIdentity();
+        return Number(provisioned.id);
+      }
     }
     const bound = await this.users.idBySsoIdentity(iss, sub);
     if (bound !== null) return bound;
@@ -63,13 +75,20 @@ export class SsoIdentities {
     return creation;
   }
 
-  /** The first token that reaches an unbound user binds it; a user bound to another identity is refused. */
+  /**
+   * The first token that reaches an unbound active user binds it; a user bound to another identity is refused,
+   * and an inactive one is refused like a deleted one without being bound (a username the IdP hands to someone
+   * else meanwhile must not own the account once it is reactivated).
+   */
   private async bind(candidate: SsoCandidate, iss: string, sub: string): Promise<number> {
     const id = Number(candidate.id);
+    if (!candidate.active) throw new InvalidToken();
     if (candidate.ssoSubject !== null) {
-      if (candidate.ssoIssuer === iss && candidate.ssoSubject === sub) return id;
+      if (isBoundTo(candidate, iss, sub)) return id;
       throw new NoAccountForIdentity();
     }
+    // No admin is bound at first sight: whoever's token came first would own the account (docs/sso.md).
+    if (candidate.admin) throw new NoAccountForIdentity();
     try {
       if (await this.writer.bindSsoIdentity(id, iss, sub)) return id;
     } catch (error) {
@@ -78,6 +97,26 @@ export class SsoIdentities {
     // Bound meanwhile, by a concurrent request: to this identity (fine) or another one (refused).
     if ((await this.users.idBySsoIdentity(iss, sub)) === id) return id;
     throw new NoAccountForIdentity();
+  }
+
+  /**
+   * `POST /api/auth/sso-binding`: binds the caller, signed in with this service's own token, to the `(iss, sub)`
+   * of an IdP token they hold. With an IdP token as the caller's own credential it is refused: whoever controls
+   * the IdP could then link any identity to an account they reached.
+   */
+  async linkOwn(caller: AuthUser, token: string, context: RequestContext): Promise<UserAccount> {
+    if (caller.idp) throw new LinkWithPassword();
+    const { iss, sub } = await this.idp.verify(token);
+    if (typeof iss !== 'string' || typeof sub !== 'string' || sub === '') throw new InvalidToken();
+    return this.writer.setSsoBinding(String(caller.id), iss, sub, context);
+  }
+
+  /**
+   * Whether a remembered token's user may still be reached by it as an admin: only through the admin's binding to
+   * the token's `(iss, sub)` (a user matched by the external id claim, then promoted, is not).
+   */
+  async reachesAdmin(userId: number, iss: string, sub: string): Promise<boolean> {
+    return (await this.users.idBySsoIdentity(iss, sub)) === userId;
   }
 
   private async create(

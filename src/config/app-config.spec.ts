@@ -247,6 +247,7 @@ describe('loadConfig: single sign-on', () => {
       createUsers: false,
       clientId: undefined,
       scopes: ['openid', 'profile', 'email'],
+      maxTokenAgeS: 86_400,
       refetchCooldownMs: 30_000,
     });
     const config = loadConfig({
@@ -257,6 +258,8 @@ describe('loadConfig: single sign-on', () => {
       OIDC_CREATE_USERS: 'true',
       OIDC_CLIENT_ID: 'console',
       OIDC_SCOPES: 'openid  email',
+      OIDC_MAX_TOKEN_AGE: '3600',
+      ADMIN_OIDC_SUBJECT: 'f3b2c1d0-subject',
       PASSWORD_LOGIN: 'false',
     });
     expect(config.passwordLogin).toBe(false);
@@ -266,6 +269,8 @@ describe('loadConfig: single sign-on', () => {
       createUsers: true,
       clientId: 'console',
       scopes: ['openid', 'email'],
+      maxTokenAgeS: 3600,
+      adminSubject: 'f3b2c1d0-subject',
     });
   });
 
@@ -283,6 +288,11 @@ describe('loadConfig: single sign-on', () => {
       'OIDC_EXTERNAL_ID_CLAIM must be',
     ],
     [{ OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'a', OIDC_CREATE_USERS: 'maybe' }, 'OIDC_CREATE_USERS must be'],
+    [{ OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'a', OIDC_MAX_TOKEN_AGE: '59' }, 'OIDC_MAX_TOKEN_AGE must be'],
+    [{ OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'a', OIDC_MAX_TOKEN_AGE: '1d' }, 'OIDC_MAX_TOKEN_AGE must be'],
+    [{ OIDC_MAX_TOKEN_AGE: '3600' }, 'OIDC_MAX_TOKEN_AGE needs OIDC_ISSUER'],
+    [{ ADMIN_OIDC_SUBJECT: 'sub-1' }, 'ADMIN_OIDC_SUBJECT needs OIDC_ISSUER'],
+    [{ OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'a', ADMIN_OIDC_SUBJECT: 'a\tb' }, 'ADMIN_OIDC_SUBJECT must be'],
     [{ PASSWORD_LOGIN: 'off' }, 'PASSWORD_LOGIN must be true or false'],
   ])('refuses %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(

@@ -103,6 +103,13 @@ export interface OidcSettings {
   /** Public client of the Swagger UI console (authorization code + PKCE); unset: no console sign-in. */
   clientId: string | undefined;
   scopes: string[];
+  /** ADMIN_OIDC_SUBJECT: the bootstrap admin, when unbound, is bound to (issuer, this) at start. */
+  adminSubject?: string;
+  /**
+   * Longest lifetime (`exp` - `iat`, seconds) of an accepted IdP token; a token without `iat` is refused
+   * (docs/sso.md, "Token lifetime").
+   */
+  maxTokenAgeS: number;
   /**
    * Least time between two fetches of the IdP's keys for an unknown `kid`, and between two discovery attempts
    * while the IdP cannot be reached. Not a setting (30 s); tests shorten it.
@@ -485,6 +492,8 @@ function loadOidcSettings(env: Env): OidcSettings | undefined {
     'OIDC_CREATE_USERS',
     'OIDC_CLIENT_ID',
     'OIDC_SCOPES',
+    'OIDC_MAX_TOKEN_AGE',
+    'ADMIN_OIDC_SUBJECT',
   ];
   if (issuer === undefined) {
     const stray = others.find((name) => read(env, name) !== undefined);
@@ -519,6 +528,10 @@ function loadOidcSettings(env: Env): OidcSettings | undefined {
   if (externalIdClaim !== undefined && !/^[A-Za-z0-9_.:-]{1,64}$/.test(externalIdClaim)) {
     throw new ConfigError('OIDC_EXTERNAL_ID_CLAIM', 'must be a claim name such as oid');
   }
+  const adminSubject = read(env, 'ADMIN_OIDC_SUBJECT');
+  if (adminSubject !== undefined && !/^[^\p{Cc}]{1,255}$/u.test(adminSubject)) {
+    throw new ConfigError('ADMIN_OIDC_SUBJECT', 'must be 1-255 characters without control characters');
+  }
   const clientId = read(env, 'OIDC_CLIENT_ID');
   if (clientId !== undefined && !/^[\x21-\x7e]{1,255}$/.test(clientId)) {
     throw new ConfigError('OIDC_CLIENT_ID', 'must be 1-255 visible ASCII characters');
@@ -536,6 +549,8 @@ function loadOidcSettings(env: Env): OidcSettings | undefined {
     createUsers: bool(env, 'OIDC_CREATE_USERS', false),
     clientId,
     scopes,
+    ...(adminSubject === undefined ? {} : { adminSubject }),
+    maxTokenAgeS: int(env, 'OIDC_MAX_TOKEN_AGE', 86_400, 60, 2_592_000),
     refetchCooldownMs: 30_000,
   };
 }

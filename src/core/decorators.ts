@@ -47,6 +47,8 @@ export interface AuthUser {
   admin: boolean;
   /** Set when the caller is an integration token rather than a person. */
   integration?: IntegrationCaller;
+  /** Set when the caller signed in with an identity provider's token, not one of this service (docs/sso.md). */
+  idp?: true;
 }
 
 export const CurrentUser = createParamDecorator((_data: unknown, context: ExecutionContext): AuthUser => {

@@ -32,8 +32,10 @@ import {
   CANNOT_DELETE_SELF_MESSAGE,
   CANNOT_DEMOTE_SELF_MESSAGE,
   DUPLICATE_EXTERNAL_ID_MESSAGE,
+  SSO_IDENTITY_TAKEN_MESSAGE,
   USER_NOT_FOUND_MESSAGE,
 } from './users.errors.js';
+import { SetSsoBindingDto, SSO_ISSUER_MESSAGE, SSO_SUBJECT_MESSAGE } from './dto/set-sso-binding.dto.js';
 
 const FIELD_MESSAGES = [
   USERNAME_MESSAGE,
@@ -168,12 +170,36 @@ export class UsersController {
     summary: "Remove the user's single sign-on binding",
     description:
       "The user is no longer bound to the identity provider's subject: the next IdP token naming the user's " +
-      "username binds it again (to that token's subject).",
+      "username binds it again (to that token's subject), unless the user is an admin: an admin is bound only " +
+      'by PUT on this path, `POST /api/auth/sso-binding` or ADMIN_OIDC_SUBJECT.',
   })
   @ApiOk(200, 'Single sign-on binding removed', UserAccountSchema)
   @ApiErrors({ 404: [USER_NOT_FOUND_MESSAGE] })
   clearSsoBinding(@UserId() id: string, @RequestCtx() context: RequestContext): Promise<UserAccount> {
     return this.users.clearSsoBinding(id, context);
+  }
+
+  @Put(':user_id/sso-binding')
+  @ResponseMessage('Single sign-on binding set')
+  @ApiOperation({
+    summary: "Bind the user to an identity provider's (issuer, subject)",
+    description:
+      'IdP tokens carrying this `iss` and `sub` reach the user from now on, replacing any binding the user had. The ' +
+      'only way, besides `POST /api/auth/sso-binding` and ADMIN_OIDC_SUBJECT, to bind an administrator: no IdP ' +
+      'token binds an admin by naming their username or external id.',
+  })
+  @ApiOk(200, 'Single sign-on binding set', UserAccountSchema)
+  @ApiErrors({
+    400: [SSO_ISSUER_MESSAGE, SSO_SUBJECT_MESSAGE, UNKNOWN_PROPERTY_MESSAGE],
+    404: [USER_NOT_FOUND_MESSAGE],
+    409: [SSO_IDENTITY_TAKEN_MESSAGE],
+  })
+  setSsoBinding(
+    @UserId() id: string,
+    @Body() body: SetSsoBindingDto,
+    @RequestCtx() context: RequestContext,
+  ): Promise<UserAccount> {
+    return this.users.setSsoBinding(id, body.issuer, body.subject, context);
   }
 
   @Delete(':user_id')

@@ -44,3 +44,8 @@ export class UnsupportedFileType extends fixedError(415, UNSUPPORTED_FILE_TYPE_M
 export const FILE_TOO_LARGE_MESSAGE = 'File too large';
 
 export class FileTooLarge extends fixedError(413, FILE_TOO_LARGE_MESSAGE) {}
+
+export const SSO_IDENTITY_TAKEN_MESSAGE = 'This identity is bound to another user';
+
+/** A single sign-on binding to an `(issuer, subject)` another user is bound to (docs/sso.md). */
+export class SsoIdentityTaken extends fixedError(409, SSO_IDENTITY_TAKEN_MESSAGE) {}

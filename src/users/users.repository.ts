@@ -117,12 +117,19 @@ export interface Clashes {
   externalId: boolean;
 }
 
-/** A user as single sign-on matches it: its id and the IdP identity it is bound to (both null: none). */
+/**
+ * A user as single sign-on matches it: its id, whether active and admin, and the IdP identity it is bound to
+ * (both null: none).
+ */
 export interface SsoCandidate {
   id: number;
+  active: boolean;
+  admin: boolean;
   ssoIssuer: string | null;
   ssoSubject: string | null;
 }
+
+const SSO_CANDIDATE_COLUMNS = `id, active, admin, sso_issuer AS "ssoIssuer", sso_subject AS "ssoSubject"`;
 
 /** §14's fields of a user, as stored. */
 export type PeopleFields = Pick<User, 'givenName' | 'familyName' | 'displayName' | 'externalId' | 'active'>;
@@ -273,19 +280,20 @@ export class UsersRepository {
    */
   async ssoCandidateByUsername(username: string): Promise<SsoCandidate | null> {
     const rows = await this.users.query<SsoCandidate[]>(
-      `SELECT id, sso_issuer AS "ssoIssuer", sso_subject AS "ssoSubject" FROM users WHERE lower(username) = lower($1)`,
+      `SELECT ${SSO_CANDIDATE_COLUMNS} FROM users WHERE lower(username) = lower($1)`,
       [username],
     );
     return rows[0] ?? null;
   }
 
-  /** The id of the user whose `external_id` is exactly this (OIDC_EXTERNAL_ID_CLAIM, docs/sso.md), or null. */
-  async idByExternalId(externalId: string): Promise<number | null> {
+  /** The user whose `external_id` is exactly this (OIDC_EXTERNAL_ID_CLAIM, docs/sso.md) and its binding, or null. */
+  async ssoCandidateByExternalId(externalId: string): Promise<SsoCandidate | null> {
     if (externalId.includes('\u0000')) return null;
-    const rows = await this.users.query<{ id: number }[]>(`SELECT id FROM users WHERE external_id = $1`, [
-      externalId,
-    ]);
-    return rows[0]?.id ?? null;
+    const rows = await this.users.query<SsoCandidate[]>(
+      `SELECT ${SSO_CANDIDATE_COLUMNS} FROM users WHERE external_id = $1`,
+      [externalId],
+    );
+    return rows[0] ?? null;
   }
 
   /** The id of the user bound to this IdP identity, or null. */
@@ -299,13 +307,15 @@ export class UsersRepository {
   }
 
   /**
-   * Binds the user to the IdP identity unless it is bound already; whether it was bound now. An identity bound
-   * to another user meanwhile fails on the unique index (23505).
+   * Binds the user to the IdP identity at first sight, unless it is bound already, inactive (a refused token never
+   * binds) or an admin (bound only on purpose); whether it was bound now. An identity bound to another user
+   * meanwhile fails on the unique index (23505).
    */
   async bindSsoIdentity(id: number, issuer: string, subject: string): Promise<boolean> {
     // An UPDATE's query() answers [rows, affected].
     const [, affected] = await this.users.query<[unknown[], number]>(
-      `UPDATE users SET sso_issuer = $2, sso_subject = $3 WHERE id = $1 AND sso_subject IS NULL`,
+      `UPDATE users SET sso_issuer = $2, sso_subject = $3
+       WHERE id = $1 AND sso_subject IS NULL AND active AND NOT admin`,
       [id, issuer, subject],
     );
     return affected > 0;
@@ -323,6 +333,37 @@ export class UsersRepository {
       [id, updatedAt],
     );
     return rows[0] ?? null;
+  }
+
+  /**
+   * Binds the user to the IdP identity, replacing any binding it had: the updated user and the binding before,
+   * or null when there is no user with this id. An identity bound to another user fails on
+   * `uq_users_sso_identity`.
+   */
+  async setSsoBinding(
+    id: string,
+    issuer: string,
+    subject: string,
+    updatedAt: Date,
+    manager?: EntityManager,
+  ): Promise<{ user: UserSummarySource; before: { issuer: string; subject: string } | null } | null> {
+    const [rows] = await this.run(manager).query<
+      [(UserSummarySource & { beforeIssuer: string | null; beforeSubject: string | null })[], number]
+    >(
+      `UPDATE users u SET sso_issuer = $2, sso_subject = $3, updated_at = $4
+       FROM (SELECT id, sso_issuer, sso_subject FROM users WHERE id = $1 FOR UPDATE) b
+       WHERE u.id = b.id
+       RETURNING ${USER_SUMMARY_COLUMNS}, b.sso_issuer AS "beforeIssuer", b.sso_subject AS "beforeSubject"`,
+      [id, issuer, subject, updatedAt],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    const { beforeIssuer, beforeSubject, ...user } = row;
+    const before =
+      beforeIssuer === null || beforeSubject === null
+        ? null
+        : { issuer: beforeIssuer, subject: beforeSubject };
+    return { user, before };
   }
 
   /**

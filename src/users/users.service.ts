@@ -33,6 +33,7 @@ import {
   DuplicateUsername,
   DuplicateUsers,
   NothingToUpdate,
+  SsoIdentityTaken,
   UserNotFound,
 } from './users.errors.js';
 
@@ -317,6 +318,45 @@ export class UsersService {
       await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserAccount(row) }]);
       return row;
     });
+    if (!updated) throw new UserNotFound();
+    return toUserAccount(updated);
+  }
+
+  /**
+   * Binds the user to the IdP identity `(issuer, subject)` on purpose (docs/sso.md, "Linking an administrator"),
+   * replacing any binding it had: the only way an admin gets bound. 409 when another user is bound to it.
+   * Audited as `user.update` with the binding's `{from, to}`; the User summary's `updated_at` moves.
+   */
+  async setSsoBinding(
+    id: string,
+    issuer: string,
+    subject: string,
+    context: RequestContext,
+  ): Promise<UserAccount> {
+    if (!(await this.users.exists(id))) throw new UserNotFound();
+    const holder = await this.users.idBySsoIdentity(issuer, subject);
+    if (holder !== null && String(holder) !== id) throw new SsoIdentityTaken();
+    let updated: UserSummarySource | null;
+    try {
+      updated = await this.transactions.run(async (transaction) => {
+        const result = await this.users.setSsoBinding(id, issuer, subject, new Date(), transaction);
+        if (!result) return null;
+        await this.audit.record(transaction, context, {
+          action: 'user.update',
+          targetType: 'user',
+          targetIds: [id],
+          summary: { sso_binding: { from: result.before, to: { issuer, subject } } },
+        });
+        await this.changeEvents.record(transaction, [
+          { type: 'user.updated', data: toUserAccount(result.user) },
+        ]);
+        return result.user;
+      });
+    } catch (error) {
+      // Bound to another user meanwhile.
+      if (violatedUniqueConstraint(error) === 'uq_users_sso_identity') throw new SsoIdentityTaken();
+      throw error;
+    }
     if (!updated) throw new UserNotFound();
     return toUserAccount(updated);
   }

@@ -56,7 +56,7 @@ export async function readZip(
  * trimmed, no BOM handling (a BOM would end up in the first header name and fail its check).
  */
 export function parseCsv(bytes: Buffer): string[][] {
-  return parse(bytes.toString('utf8'), {
+  const records: string[][] = parse(bytes.toString('utf8'), {
     record_delimiter: '\r\n',
     relax_quotes: false,
     relax_column_count: false,
@@ -65,7 +65,8 @@ export function parseCsv(bytes: Buffer): string[][] {
     trim: false,
     bom: false,
     cast: false,
-  }) as string[][];
+  });
+  return records;
 }
 
 /** Every entry of an export's zip, parsed; fails on anything an importer would refuse at the byte level. */

@@ -29,6 +29,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /api/auth/config': 'public',
   'GET /api/auth/me': 'signed-in',
   'PUT /api/auth/password': 'signed-in',
+  'POST /api/auth/sso-binding': 'admin',
   'GET /api/health': 'public',
   'GET /api/health/ready': 'public',
 
@@ -60,6 +61,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /api/users/{user_id}': 'admin',
   'PUT /api/users/{user_id}': 'admin',
   'DELETE /api/users/{user_id}': 'admin',
+  'PUT /api/users/{user_id}/sso-binding': 'admin',
   'DELETE /api/users/{user_id}/sso-binding': 'admin',
   'GET /api/users/{user_id}/modules': 'admin',
   'PUT /api/users/{user_id}/avatar': 'admin',
