@@ -302,10 +302,19 @@ export const EXAMPLES = {
     findByUsername: { args: ['Ada'] },
     idByUsername: { args: ['Brian'] },
     ssoCandidateByUsername: { args: ['Brian'] },
-    idByExternalId: { args: ['5171a35d-82074e06-8ce2'] },
+    ssoCandidateByExternalId: { args: ['5171a35d-82074e06-8ce2'] },
     idBySsoIdentity: { args: ['https://login.example.edu/realms/university', 'f3a9c2d0-subject'] },
     bindSsoIdentity: { args: [101, 'https://login.example.edu/realms/university', 'f3a9c2d0-subject'] },
     clearSsoBinding: { args: ['101', new Date('2026-01-01T00:00:00Z'), TX] },
+    setSsoBinding: {
+      args: [
+        '102',
+        'https://login.example.edu/realms/university',
+        'b7e1-subject',
+        new Date('2026-01-01T00:00:00Z'),
+        TX,
+      ],
+    },
     insertUnlessTaken: {
       args: [{ username: 'dora', email: 'dora@example.org', passwordHash: null, admin: false }, TX],
     },
