@@ -28,7 +28,7 @@ const EXPORTED = `
   SELECT r.* FROM user_module_roles r JOIN modules m ON m.id = r.module_id
   WHERE m.year = $1 AND ${effectiveStatusOf('r')} = ANY($2::membership_effective_status[])`;
 
-/** `external_id` usable as a user id by every consumer (as USABLE_EXTERNAL_ID), compared byte by byte. */
+/** `external_id` usable as a user id by every consumer, compared byte by byte. */
 const USABLE_EXTERNAL_ID_SQL = `u.external_id COLLATE "C" ~ '^[A-Za-z0-9._@-]+$'`;
 
 /**

@@ -17,9 +17,6 @@ export const INCLUDABLE: Readonly<Record<Profile, readonly EffectiveStatus[]>> =
   'canvas-sis': ['upcoming', 'completed', 'inactive'],
 };
 
-/** An `external_id` every consumer takes as a user id as it is. */
-export const USABLE_EXTERNAL_ID = /^[A-Za-z0-9._@-]+$/;
-
 /** OneRoster 1.1 CSV headers, verbatim (names, order and case). */
 export const ONEROSTER_HEADERS = {
   'manifest.csv': ['propertyName', 'value'],
