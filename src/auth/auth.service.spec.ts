@@ -13,10 +13,12 @@ import {
   STORED_AT,
   storedUser,
   FakeAccessCache,
+  unusedFileStorage,
 } from '../testing/fakes.js';
 import { PasswordHasher } from '../users/password-hasher.js';
 import { User as UserEntity, type User } from '../users/user.entity.js';
 import { type UserChanges, UsersRepository } from '../users/users.repository.js';
+import { UsersService } from '../users/users.service.js';
 import { AuthService } from './auth.service.js';
 import { IdpTokens } from './idp-tokens.js';
 import { MemoryLoginThrottle } from './login-throttle.js';
@@ -132,18 +134,26 @@ function setup(config: Pick<AppConfig, 'oidc' | 'passwordLogin'> = { oidc: undef
   const metrics = new FakeMetrics();
   const changeEvents = new FakeChangeEvents();
   const deps = { users, hasher, tokens, throttle, access, transactions, audit, metrics, changeEvents };
+  // The writer is the real one on the same fakes: a password change is its transaction, audit and event.
+  const writer = new UsersService(
+    users,
+    hasher,
+    access,
+    unusedFileStorage(),
+    transactions,
+    audit,
+    changeEvents,
+  );
   const service = new AuthService(
     users,
     hasher,
     tokens,
     throttle,
-    access,
-    transactions,
     audit,
     metrics,
     new FakeIdp(),
     config,
-    changeEvents,
+    writer,
   );
   const login = (username: string, password: string, context = CONTEXT) =>
     service.login({ username, password }, context);

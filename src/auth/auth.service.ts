@@ -1,12 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { AuditService } from '../audit/audit.service.js';
-import { Transactions } from '../database/transactions.js';
-import { ChangeEventsService } from '../events/change-events.service.js';
 import { AuthenticationRequired } from '../core/errors.js';
 import { toUserAccount } from '../users/user.mapper.js';
 import { type UserAccount } from '../users/user.shape.js';
 import { UsersRepository } from '../users/users.repository.js';
+import { UsersService } from '../users/users.service.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { type AppConfig } from '../config/app-config.js';
 import {
@@ -23,7 +22,6 @@ import { type LoginAttempt, LoginThrottle } from './login-throttle.js';
 import { USERNAME_PATTERN } from '../users/user-rules.js';
 import { PasswordHasher } from '../users/password-hasher.js';
 import { type IssuedToken, TokenService } from './token.service.js';
-import { UserAccessCache } from '../users/user-access.cache.js';
 
 /**
  * How long an attempt waits for a place while the throttle's counters are full of attempts in flight (a burst of
@@ -52,17 +50,15 @@ export class AuthService {
   // Each collaborator typed as what is used of it (injected by its class), so a unit test can fake it.
   constructor(
     @Inject(UsersRepository)
-    private readonly users: Pick<UsersRepository, 'findByUsername' | 'findById' | 'update'>,
+    private readonly users: Pick<UsersRepository, 'findByUsername' | 'findById'>,
     @Inject(PasswordHasher) private readonly hasher: Pick<PasswordHasher, 'verify' | 'hash'>,
     @Inject(TokenService) private readonly tokens: Pick<TokenService, 'issue'>,
     private readonly throttle: LoginThrottle,
-    @Inject(UserAccessCache) private readonly access: Pick<UserAccessCache, 'invalidate'>,
-    @Inject(Transactions) private readonly transactions: Pick<Transactions, 'run'>,
     @Inject(AuditService) private readonly audit: Pick<AuditService, 'record'>,
     @Inject(Metrics) private readonly metrics: Pick<Metrics, 'loginThrottled'>,
     @Inject(IdpTokens) private readonly idp: Pick<IdpTokens, 'idpEndpoints'>,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'oidc' | 'passwordLogin'>,
-    @Inject(ChangeEventsService) private readonly changeEvents: Pick<ChangeEventsService, 'record'>,
+    @Inject(UsersService) private readonly writer: Pick<UsersService, 'setPassword'>,
   ) {}
 
   async signInOptions(): Promise<SignInOptions> {
@@ -185,25 +181,8 @@ export class AuthService {
     const passwordHash = await this.hasher.hash(dto.new_password);
     // Taken after the slow hash: a token issued meanwhile is never in a later second than the change.
     const changedAt = new Date();
-    const updated = await this.transactions.run(async (transaction) => {
-      const row = await this.users.update(
-        String(userId),
-        { passwordHash, passwordChangedAt: changedAt, updatedAt: changedAt },
-        transaction,
-      );
-      if (row) {
-        await this.audit.record(transaction, context, {
-          action: 'auth.password_change',
-          targetType: 'user',
-          targetIds: [userId],
-        });
-        // The User summary's updated_at moved.
-        await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserAccount(row) }]);
-      }
-      return row;
-    });
+    const updated = await this.writer.setPassword(userId, passwordHash, changedAt, context);
     if (!updated) throw new AuthenticationRequired();
-    this.access.invalidate(userId);
     return { ...this.tokens.issue(updated, changedAt), user: toUserAccount(updated) };
   }
 }

@@ -12,7 +12,6 @@ const SQL_EXCEPTIONS: Record<string, string> = {
 };
 const CALL_EXCEPTIONS: Record<string, string> = {
   'auth/admin-bootstrap.ts': 'the first administrator, also created outside Nest by seed:demo',
-  'auth/auth.service.ts': "a user's own password change (auth.password_change)",
 };
 
 const WRITE_SQL = /\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+users\b/;

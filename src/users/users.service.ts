@@ -361,6 +361,37 @@ export class UsersService {
     return toUserAccount(updated);
   }
 
+  /**
+   * Sets a user's own new password (already hashed) as of `changedAt`, audited as `auth.password_change`; tokens
+   * issued before `changedAt` stop working (docs/security.md). Null when the user is gone.
+   */
+  async setPassword(
+    id: number,
+    passwordHash: string,
+    changedAt: Date,
+    context: RequestContext,
+  ): Promise<UserSummarySource | null> {
+    const updated = await this.transactions.run(async (transaction) => {
+      const row = await this.users.update(
+        String(id),
+        { passwordHash, passwordChangedAt: changedAt, updatedAt: changedAt },
+        transaction,
+      );
+      if (row) {
+        await this.audit.record(transaction, context, {
+          action: 'auth.password_change',
+          targetType: 'user',
+          targetIds: [id],
+        });
+        // The User summary's updated_at moved.
+        await this.changeEvents.record(transaction, [{ type: 'user.updated', data: toUserAccount(row) }]);
+      }
+      return row;
+    });
+    if (updated) this.access.invalidate(id);
+    return updated;
+  }
+
   /** Deletes the user (role assignments go with it, by foreign key), then the avatar files. */
   async remove(id: string, caller: AuthUser, context: RequestContext): Promise<void> {
     await this.delete(
