@@ -373,6 +373,18 @@ describe('responses conform to the OpenAPI document', () => {
     await expectStatus(200, 'GET', `${roster}.csv`, { token });
     await expectStatus(404, 'GET', '/api/modules/987654321/roster.csv', { token });
 
+    // The LMS roster exports of a year with modules (docs/lms-exports.md): a zip, its preview and its refusals.
+    for (const profile of ['oneroster-1.1', 'canvas-sis']) {
+      const zip = await expectStatus(200, 'GET', `/api/exports/${profile}.zip?year=2026`, { token });
+      expect(zip.headers.get('content-type')).toBe('application/zip');
+      await expectStatus(200, 'GET', `/api/exports/${profile}.zip?year=2026&preview=true`, { token });
+      await expectStatus(400, 'GET', `/api/exports/${profile}.zip?year=next`, { token });
+      await expectStatus(422, 'GET', `/api/exports/${profile}.zip?year=1999`, { token });
+      await expectStatus(403, 'GET', `/api/exports/${profile}.zip?year=2026`, {
+        token: state.lecturer.token,
+      });
+    }
+
     const audit = await expectStatus(200, 'GET', '/api/audit?action=user.import,roster.import&sort=-at', {
       token,
     });

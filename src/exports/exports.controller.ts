@@ -16,7 +16,6 @@ import {
 import {
   nothingToExportMessage,
   tooManyDroppedMessage,
-  unusableExternalIdsMessage,
 } from './export.errors.js';
 import { type ExportReport, ExportsService } from './exports.service.js';
 import { INCLUDABLE, type Profile } from './lms-files.js';
@@ -125,8 +124,8 @@ function ApiLmsExport(profile: Profile, files: string) {
     }),
     ApiErrors({
       400: [YEAR_MESSAGE, USER_KEY_MESSAGE, includeMessage(profile), PREVIEW_MESSAGE, MAX_DROP_MESSAGE],
-      409: [tooManyDroppedMessage(120, 1200, 5)],
-      422: [nothingToExportMessage(2026), unusableExternalIdsMessage([17, 42])],
+      409: [tooManyDroppedMessage('<n>', '<m>', '<p>')],
+      422: [nothingToExportMessage('<year>'), 'Users without a usable external_id: <ids>'],
     }),
   );
 }
