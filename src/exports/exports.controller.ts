@@ -13,10 +13,7 @@ import {
   USER_KEY_MESSAGE,
   YEAR_MESSAGE,
 } from './export-params.js';
-import {
-  nothingToExportMessage,
-  tooManyDroppedMessage,
-} from './export.errors.js';
+import { nothingToExportMessage, tooManyDroppedMessage } from './export.errors.js';
 import { type ExportReport, ExportsService } from './exports.service.js';
 import { INCLUDABLE, type Profile } from './lms-files.js';
 
