@@ -1,4 +1,4 @@
-import { SingleRead } from '../core/validators.js';
+import { ApiSingleRead } from '../openapi/openapi.js';
 import { Body, Controller, Get, HttpCode, Post, Put, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { type RequestContext } from '../audit/audit-actions.js';
@@ -69,7 +69,7 @@ export class AuthController {
   }
 
   @Get('me')
-  @SingleRead()
+  @ApiSingleRead()
   @ResponseMessage('User retrieved successfully')
   @ApiOperation({ summary: 'The signed-in user' })
   @ApiAuthenticated()

@@ -1,3 +1,4 @@
+import { ApiIfMatch, ApiSingleRead } from '../openapi/openapi.js';
 import { IfMatch, Preconditions } from '../core/preconditions.js';
 import { SingleRead } from '../core/validators.js';
 import { Body, Controller, Delete, Get, Post, Put, Query } from '@nestjs/common';
@@ -137,7 +138,7 @@ export class UsersController {
   }
 
   @Get(':user_id')
-  @SingleRead()
+  @ApiSingleRead()
   @ResponseMessage('User retrieved successfully')
   @ApiOperation({ summary: 'Read a user' })
   @ApiOk(200, 'User retrieved successfully', UserAccountSchema)
@@ -148,6 +149,7 @@ export class UsersController {
 
   @Put(':user_id')
   @SingleRead()
+  @ApiIfMatch()
   @ResponseMessage('User updated successfully')
   @ApiOperation({
     summary: 'Change any of username, email, password, admin, the names, external_id and active',
@@ -212,6 +214,7 @@ export class UsersController {
   }
 
   @Delete(':user_id')
+  @ApiIfMatch()
   @ResponseMessage('User deleted successfully')
   @ApiOperation({ summary: 'Delete a user with their role assignments and avatar' })
   @ApiOk(200, 'User deleted successfully', null)

@@ -1,3 +1,4 @@
+import { ApiIfMatch, ApiSingleRead } from '../openapi/openapi.js';
 import { IfMatch, Preconditions } from '../core/preconditions.js';
 import { SingleRead } from '../core/validators.js';
 import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query } from '@nestjs/common';
@@ -65,7 +66,7 @@ export class WebhooksController {
   }
 
   @Get(':webhook_id')
-  @SingleRead()
+  @ApiSingleRead()
   @ResponseMessage('Webhook retrieved successfully')
   @ApiOperation({ summary: 'Read a webhook (without its secret)' })
   @ApiOk(200, 'Webhook retrieved successfully', WebhookSchema)
@@ -76,6 +77,7 @@ export class WebhooksController {
 
   @Put(':webhook_id')
   @SingleRead()
+  @ApiIfMatch()
   @ResponseMessage('Webhook updated successfully')
   @ApiOperation({
     summary: 'Change any of url, types, description and enabled',
@@ -97,6 +99,7 @@ export class WebhooksController {
   }
 
   @Delete(':webhook_id')
+  @ApiIfMatch()
   @ResponseMessage('Webhook deleted successfully')
   @ApiOperation({ summary: 'Delete a webhook with its delivery log; its pending deliveries are dropped' })
   @ApiOk(200, 'Webhook deleted successfully', null)

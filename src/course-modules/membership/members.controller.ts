@@ -1,3 +1,4 @@
+import { ApiIfMatch } from '../../openapi/openapi.js';
 import { Body, Controller, HttpCode, Patch, Res } from '@nestjs/common';
 import { type FastifyReply } from 'fastify';
 import { currentETag, IfMatch, Preconditions } from '../../core/preconditions.js';
@@ -24,6 +25,7 @@ export class MembersController {
   ) {}
 
   @Patch()
+  @ApiIfMatch()
   @HttpCode(200)
   @ApiMembersUpdate(
     'Memberships updated',

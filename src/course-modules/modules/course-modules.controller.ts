@@ -1,5 +1,5 @@
+import { ApiIfMatch, ApiSingleRead } from '../../openapi/openapi.js';
 import { currentETag, IfMatch, Preconditions } from '../../core/preconditions.js';
-import { SingleRead } from '../../core/validators.js';
 import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { type FastifyReply } from 'fastify';
@@ -147,7 +147,7 @@ export class CourseModulesController {
   }
 
   @Get(':module_id')
-  @SingleRead()
+  @ApiSingleRead()
   @ResponseMessage('Module retrieved successfully')
   @FailureMessage('Database error retrieving module')
   @ApiOperation({
@@ -179,6 +179,7 @@ export class CourseModulesController {
   }
 
   @Put(':module_id')
+  @ApiIfMatch()
   @AdminOnly()
   @ResponseMessage('Module updated successfully')
   @ApiOperation({
@@ -284,6 +285,7 @@ export class CourseModulesController {
   }
 
   @Delete(':module_id')
+  @ApiIfMatch()
   @AdminOnly()
   @ResponseMessage('Module deleted successfully')
   @ApiOperation({ summary: 'Delete a module with its roles, assignments and files' })
