@@ -1,3 +1,4 @@
+import { ApiSingleRead } from '../openapi/openapi.js';
 import { Body, Controller, Get, HttpCode, Post, Put, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { type RequestContext } from '../audit/audit-actions.js';
@@ -68,6 +69,7 @@ export class AuthController {
   }
 
   @Get('me')
+  @ApiSingleRead()
   @ResponseMessage('User retrieved successfully')
   @ApiOperation({ summary: 'The signed-in user' })
   @ApiAuthenticated()

@@ -68,6 +68,8 @@ export interface AppConfig {
   webhooks: WebhookSettings;
   /** POST /api/auth/login answers 403 when false (single sign-on only). */
   passwordLogin: boolean;
+  /** PUT/DELETE of a module, user or webhook and PATCH of members answer 428 without If-Match (docs/api.md §17). */
+  requireIfMatch: boolean;
   /** Set: tokens of this OpenID Connect provider are accepted beside the service's own (docs/sso.md). */
   oidc: OidcSettings | undefined;
   /** How long a replica may reuse its per-request read of a token's user (exists, admin, password change); 0: never. */
@@ -419,6 +421,7 @@ export function loadConfig(env: Env): AppConfig {
       retryScale: fraction(env, 'WEBHOOK_RETRY_SCALE', 1),
     },
     passwordLogin: bool(env, 'PASSWORD_LOGIN', true),
+    requireIfMatch: bool(env, 'REQUIRE_IF_MATCH', false),
     oidc: loadOidcSettings(env),
     userCacheTtlMs: int(env, 'USER_CACHE_TTL_MS', 5000, 0, 5000),
     backgroundWorkers: true,

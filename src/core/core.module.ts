@@ -5,6 +5,7 @@ import { Clock } from './clock.js';
 import { EnvelopeInterceptor } from './envelope.interceptor.js';
 import { AllExceptionsFilter } from './exception.filter.js';
 import { JwtAuthGuard } from './jwt-auth.guard.js';
+import { Preconditions } from './preconditions.js';
 import { AppValidationPipe } from './validation.js';
 
 /**
@@ -15,12 +16,13 @@ import { AppValidationPipe } from './validation.js';
 @Module({
   providers: [
     Clock,
+    Preconditions,
     { provide: APP_GUARD, useClass: JwtAuthGuard },
     { provide: APP_GUARD, useClass: AdminGuard },
     { provide: APP_PIPE, useClass: AppValidationPipe },
     { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
   ],
-  exports: [Clock],
+  exports: [Clock, Preconditions],
 })
 export class CoreModule {}

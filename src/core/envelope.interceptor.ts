@@ -16,6 +16,7 @@ import { WithMessage } from './decorators.js';
 import { JsonText } from './json-text.js';
 import { pageCountsOf, pageLinks } from './paging-links.js';
 import { routeMetadata } from './route-metadata.js';
+import { etagOf, listMatches, NotModified } from './validators.js';
 
 /** The envelope's `,"message":…}` tail of a JSON text answer, per message (a route has one). */
 const tails = new Map<string, string>();
@@ -41,7 +42,7 @@ export class EnvelopeInterceptor implements NestInterceptor {
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const { message, failure, bare, paged } = routeMetadata(this.reflector, context);
+    const { message, failure, bare, paged, singleRead } = routeMetadata(this.reflector, context);
     const handled = next.handle();
     return new Observable((subscriber) =>
       handled.subscribe({
@@ -49,6 +50,7 @@ export class EnvelopeInterceptor implements NestInterceptor {
           let wrapped: unknown;
           try {
             if (paged) this.linkPages(result, context);
+            if (singleRead) validate(result, context);
             wrapped = bare ? result : wrap(result, message, context);
           } catch (error) {
             subscriber.error(error instanceof AppError ? error : new InternalFailure(failure, error));
@@ -72,6 +74,21 @@ export class EnvelopeInterceptor implements NestInterceptor {
     const base = this.config.publicBaseUrl ?? `${request.protocol}://${request.host}`;
     void http.getResponse<FastifyReply>().header('link', pageLinks(base, request.url, counts));
   }
+}
+
+/**
+ * The validators of a single read (docs/api.md §17): its ETag and Cache-Control, and a 304 when If-None-Match names
+ * the ETag. Here, after the guards and the handler, so a 304 never answers a 401, 403 or 404.
+ */
+function validate(result: unknown, context: ExecutionContext): void {
+  const http = context.switchToHttp();
+  const etag = etagOf(result);
+  void http.getResponse<FastifyReply>().header('etag', etag).header('cache-control', 'private, no-cache');
+  const request = http.getRequest<FastifyRequest>();
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (request.method !== 'GET' || ifNoneMatch === undefined || !listMatches(ifNoneMatch, etag)) return;
+  if (result instanceof JsonText) result.sent?.();
+  throw new NotModified();
 }
 
 /** The envelope's `{"success":true,"data":` head of a JSON text answer. */

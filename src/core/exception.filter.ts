@@ -13,6 +13,7 @@ import {
   UNSUPPORTED_CONTENT_TYPE_MESSAGE,
 } from './errors.js';
 import { ownAnswersOf } from './own-answers.js';
+import { NotModified } from './validators.js';
 
 interface FrameworkError {
   code?: string;
@@ -72,6 +73,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   catch(error: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
+    // A 304 has no body; its ETag and Cache-Control are already on the reply (envelope.interceptor.ts).
+    if (error instanceof NotModified) {
+      void reply.status(304).send();
+      return;
+    }
     const request = host.switchToHttp().getRequest<FastifyRequest | undefined>();
     const { status, message, data } = toErrorResponse(error);
     if (status >= 500) {

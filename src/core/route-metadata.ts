@@ -11,6 +11,7 @@ import {
 import { INTERNAL_ERROR_MESSAGE } from './errors.js';
 import { OWN_ANSWERS } from './own-answers.js';
 import { PAGED_LIST } from './paging-links.js';
+import { SINGLE_READ } from './validators.js';
 
 /** What the guards and the envelope read of a route's decorators. */
 export interface RouteMetadata {
@@ -26,6 +27,8 @@ export interface RouteMetadata {
   bare: boolean;
   /** A paged list, answered with a `Link` header (paging-links.ts). */
   paged: boolean;
+  /** A single read (or a write answering its body), answered with an `ETag` (validators.ts). */
+  singleRead: boolean;
 }
 
 /**
@@ -47,6 +50,7 @@ export function routeMetadata(reflector: Reflector, context: ExecutionContext): 
       integration: reflector.getAllAndOverride<IntegrationAccess | undefined>(INTEGRATION_ACCESS, targets),
       bare: reflector.get<unknown>(OWN_ANSWERS, handler) !== undefined,
       paged: reflector.get<boolean | undefined>(PAGED_LIST, handler) === true,
+      singleRead: reflector.get<boolean | undefined>(SINGLE_READ, handler) === true,
     };
     byHandler.set(handler, metadata);
   }

@@ -21,6 +21,7 @@
 import { applyDecorators } from '@nestjs/common';
 import {
   ApiBearerAuth,
+  ApiHeader,
   ApiQuery,
   ApiResponse,
   type ReferenceObject,
@@ -28,6 +29,11 @@ import {
 } from '@nestjs/swagger';
 import { AUTHENTICATION_REQUIRED_MESSAGE, errorEnvelope, INVALID_TOKEN_MESSAGE } from '../core/errors.js';
 import { PagedList } from '../core/paging-links.js';
+import {
+  PRECONDITION_FAILED_MESSAGE,
+  PRECONDITION_REQUIRED_MESSAGE,
+  SingleRead,
+} from '../core/validators.js';
 import { inFieldOrder } from '../core/wire-shape.js';
 
 export type Schema = SchemaObject | ReferenceObject;
@@ -128,6 +134,44 @@ export function ApiPagingQuery() {
       description: 'Page size, clamped to 1..100.',
       schema: { type: 'integer', format: 'int32', default: 20, example: 20 },
     }),
+  );
+}
+
+const ETAG_HEADER = {
+  ETag: { description: "A strong validator: a hash of the answer's data.", schema: { type: 'string' } },
+};
+
+/** A single read's validators (docs/api.md §17): its ETag, If-None-Match and the 304. */
+export function ApiSingleRead() {
+  return applyDecorators(
+    SingleRead(),
+    ApiHeader({
+      name: 'If-None-Match',
+      required: false,
+      description:
+        'ETags of an earlier read (comma-separated, `W/` accepted) or `*`: 304 when one is current.',
+      schema: { type: 'string' },
+    }),
+    ApiResponse({
+      status: 304,
+      description: 'Not modified: the ETag named is current (no body).',
+      headers: ETAG_HEADER,
+    }),
+  );
+}
+
+/** A write that takes If-Match (docs/api.md §17): its 412 and 428. */
+export function ApiIfMatch() {
+  return applyDecorators(
+    ApiHeader({
+      name: 'If-Match',
+      required: false,
+      description:
+        "ETags of the resource's single read (comma-separated, `W/` accepted) or `*`: 412 when none is current; " +
+        'required (428) with REQUIRE_IF_MATCH=true.',
+      schema: { type: 'string' },
+    }),
+    ApiErrors({ 412: [PRECONDITION_FAILED_MESSAGE], 428: [PRECONDITION_REQUIRED_MESSAGE] }),
   );
 }
 

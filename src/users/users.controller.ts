@@ -1,3 +1,6 @@
+import { ApiIfMatch, ApiSingleRead } from '../openapi/openapi.js';
+import { IfMatch, Preconditions } from '../core/preconditions.js';
+import { SingleRead } from '../core/validators.js';
 import { Body, Controller, Delete, Get, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { type RequestContext } from '../audit/audit-actions.js';
@@ -60,7 +63,10 @@ const textFilter = (name: string, description: string) =>
 @AdminOnly()
 @Controller('users')
 export class UsersController {
-  constructor(private readonly users: UsersService) {}
+  constructor(
+    private readonly users: UsersService,
+    private readonly preconditions: Preconditions,
+  ) {}
 
   @Get()
   @ResponseMessage('Users retrieved successfully')
@@ -132,6 +138,7 @@ export class UsersController {
   }
 
   @Get(':user_id')
+  @ApiSingleRead()
   @ResponseMessage('User retrieved successfully')
   @ApiOperation({ summary: 'Read a user' })
   @ApiOk(200, 'User retrieved successfully', UserAccountSchema)
@@ -141,6 +148,8 @@ export class UsersController {
   }
 
   @Put(':user_id')
+  @SingleRead()
+  @ApiIfMatch()
   @ResponseMessage('User updated successfully')
   @ApiOperation({
     summary: 'Change any of username, email, password, admin, the names, external_id and active',
@@ -155,12 +164,14 @@ export class UsersController {
     404: [USER_NOT_FOUND_MESSAGE],
     409: DUPLICATE_MESSAGES,
   })
-  update(
+  async update(
     @UserId() id: string,
     @Body() body: UpdateUserDto,
     @CurrentUser() caller: AuthUser,
     @RequestCtx() context: RequestContext,
+    @IfMatch() ifMatch: string | undefined,
   ): Promise<UserAccount> {
+    await this.preconditions.check(ifMatch, () => this.users.get(id));
     return this.users.update(id, body, caller, context);
   }
 
@@ -203,6 +214,7 @@ export class UsersController {
   }
 
   @Delete(':user_id')
+  @ApiIfMatch()
   @ResponseMessage('User deleted successfully')
   @ApiOperation({ summary: 'Delete a user with their role assignments and avatar' })
   @ApiOk(200, 'User deleted successfully', null)
@@ -211,7 +223,9 @@ export class UsersController {
     @UserId() id: string,
     @CurrentUser() caller: AuthUser,
     @RequestCtx() context: RequestContext,
+    @IfMatch() ifMatch: string | undefined,
   ): Promise<null> {
+    await this.preconditions.check(ifMatch, () => this.users.get(id));
     await this.users.remove(id, caller, context);
     return null;
   }

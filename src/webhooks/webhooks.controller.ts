@@ -1,3 +1,6 @@
+import { ApiIfMatch, ApiSingleRead } from '../openapi/openapi.js';
+import { IfMatch, Preconditions } from '../core/preconditions.js';
+import { SingleRead } from '../core/validators.js';
 import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { type RequestContext } from '../audit/audit-actions.js';
@@ -30,7 +33,10 @@ const NOT_FOUND = { 404: [WEBHOOK_NOT_FOUND_MESSAGE] };
 @AdminOnly()
 @Controller('webhooks')
 export class WebhooksController {
-  constructor(private readonly webhooks: WebhooksService) {}
+  constructor(
+    private readonly webhooks: WebhooksService,
+    private readonly preconditions: Preconditions,
+  ) {}
 
   @Get()
   @ResponseMessage('Webhooks retrieved successfully')
@@ -60,6 +66,7 @@ export class WebhooksController {
   }
 
   @Get(':webhook_id')
+  @ApiSingleRead()
   @ResponseMessage('Webhook retrieved successfully')
   @ApiOperation({ summary: 'Read a webhook (without its secret)' })
   @ApiOk(200, 'Webhook retrieved successfully', WebhookSchema)
@@ -69,6 +76,8 @@ export class WebhooksController {
   }
 
   @Put(':webhook_id')
+  @SingleRead()
+  @ApiIfMatch()
   @ResponseMessage('Webhook updated successfully')
   @ApiOperation({
     summary: 'Change any of url, types, description and enabled',
@@ -79,20 +88,28 @@ export class WebhooksController {
     400: [NOTHING_TO_UPDATE_MESSAGE, ...FIELD_MESSAGES, ENABLED_MESSAGE, WEBHOOK_URL_NOT_ALLOWED_MESSAGE],
     ...NOT_FOUND,
   })
-  update(
+  async update(
     @WebhookId() id: string,
     @Body() body: UpdateWebhookDto,
     @RequestCtx() context: RequestContext,
+    @IfMatch() ifMatch: string | undefined,
   ): Promise<WebhookResponse> {
+    await this.preconditions.check(ifMatch, () => this.webhooks.get(id));
     return this.webhooks.update(id, body, context);
   }
 
   @Delete(':webhook_id')
+  @ApiIfMatch()
   @ResponseMessage('Webhook deleted successfully')
   @ApiOperation({ summary: 'Delete a webhook with its delivery log; its pending deliveries are dropped' })
   @ApiOk(200, 'Webhook deleted successfully', null)
   @ApiErrors(NOT_FOUND)
-  async remove(@WebhookId() id: string, @RequestCtx() context: RequestContext): Promise<null> {
+  async remove(
+    @WebhookId() id: string,
+    @RequestCtx() context: RequestContext,
+    @IfMatch() ifMatch: string | undefined,
+  ): Promise<null> {
+    await this.preconditions.check(ifMatch, () => this.webhooks.get(id));
     await this.webhooks.remove(id, context);
     return null;
   }

@@ -1,4 +1,8 @@
-import { Body, Controller, HttpCode, Patch } from '@nestjs/common';
+import { ApiIfMatch } from '../../openapi/openapi.js';
+import { Body, Controller, HttpCode, Patch, Res } from '@nestjs/common';
+import { type FastifyReply } from 'fastify';
+import { currentETag, IfMatch, Preconditions } from '../../core/preconditions.js';
+import { CourseModulesService } from '../modules/course-modules.service.js';
 import { ApiTags } from '@nestjs/swagger';
 import { type RequestContext } from '../../audit/audit-actions.js';
 import { RequestCtx } from '../../audit/request-context.decorator.js';
@@ -14,9 +18,14 @@ import { PersonnelService } from '../personnel/personnel.service.js';
 @ApiTags('Personnel')
 @Controller('modules/:module_id/members')
 export class MembersController {
-  constructor(private readonly personnel: PersonnelService) {}
+  constructor(
+    private readonly personnel: PersonnelService,
+    private readonly modules: CourseModulesService,
+    private readonly preconditions: Preconditions,
+  ) {}
 
   @Patch()
+  @ApiIfMatch()
   @HttpCode(200)
   @ApiMembersUpdate(
     'Memberships updated',
@@ -34,9 +43,19 @@ export class MembersController {
     @CurrentUser() user: AuthUser,
     @Body() body: MembersPatchBodyDto,
     @RequestCtx() context: RequestContext,
+    @IfMatch() ifMatch: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<{ updated: number }> {
-    return {
-      updated: await this.personnel.updateMembers(id, user, body.user_ids, membershipChangeOf(body), context),
-    };
+    const read = () => this.modules.read(id, user);
+    await this.preconditions.check(ifMatch, read);
+    const updated = await this.personnel.updateMembers(
+      id,
+      user,
+      body.user_ids,
+      membershipChangeOf(body),
+      context,
+    );
+    void reply.header('etag', await currentETag(read));
+    return { updated };
   }
 }

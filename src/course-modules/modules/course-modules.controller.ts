@@ -1,3 +1,5 @@
+import { ApiIfMatch, ApiSingleRead } from '../../openapi/openapi.js';
+import { currentETag, IfMatch, Preconditions } from '../../core/preconditions.js';
 import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { type FastifyReply } from 'fastify';
@@ -89,6 +91,7 @@ export class CourseModulesController {
   constructor(
     private readonly modules: CourseModulesService,
     private readonly rollovers: RolloverService,
+    private readonly preconditions: Preconditions,
   ) {}
 
   @Get()
@@ -144,6 +147,7 @@ export class CourseModulesController {
   }
 
   @Get(':module_id')
+  @ApiSingleRead()
   @ResponseMessage('Module retrieved successfully')
   @FailureMessage('Database error retrieving module')
   @ApiOperation({
@@ -175,6 +179,7 @@ export class CourseModulesController {
   }
 
   @Put(':module_id')
+  @ApiIfMatch()
   @AdminOnly()
   @ResponseMessage('Module updated successfully')
   @ApiOperation({
@@ -188,12 +193,20 @@ export class CourseModulesController {
     404: [MODULE_NOT_FOUND_MESSAGE],
     409: [DUPLICATE_MODULE_MESSAGE],
   })
-  update(
+  async update(
     @ModuleIdParam() id: string,
     @Body(ModuleBodyPipe) body: ModuleInput,
     @RequestCtx() context: RequestContext,
+    @CurrentUser() user: AuthUser,
+    @IfMatch() ifMatch: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ModuleResponse> {
-    return this.modules.update(id, body, context);
+    const read = () => this.modules.read(id, user);
+    await this.preconditions.check(ifMatch, read);
+    const updated = await this.modules.update(id, body, context);
+    // The answer is not the single read's body: the new ETag is the single read's, taken again.
+    void reply.header('etag', await currentETag(read));
+    return updated;
   }
 
   @Delete('bulk')
@@ -272,13 +285,20 @@ export class CourseModulesController {
   }
 
   @Delete(':module_id')
+  @ApiIfMatch()
   @AdminOnly()
   @ResponseMessage('Module deleted successfully')
   @ApiOperation({ summary: 'Delete a module with its roles, assignments and files' })
   @ApiOk(200, 'Module deleted successfully', null)
   // The route takes no body, but one sent with a content type other than JSON is refused by the framework.
   @ApiErrors({ 404: [MODULE_NOT_FOUND_MESSAGE], 415: [UNSUPPORTED_CONTENT_TYPE_MESSAGE] })
-  async remove(@ModuleIdParam() id: string, @RequestCtx() context: RequestContext): Promise<null> {
+  async remove(
+    @ModuleIdParam() id: string,
+    @RequestCtx() context: RequestContext,
+    @CurrentUser() user: AuthUser,
+    @IfMatch() ifMatch: string | undefined,
+  ): Promise<null> {
+    await this.preconditions.check(ifMatch, () => this.modules.read(id, user));
     await this.modules.remove(id, context);
     return null;
   }
