@@ -161,7 +161,7 @@ export async function settle(databaseUrl) {
  * Starts a new peak for `peakRssMiB`: Linux resets a process's VmHWM to its current resident size when "5" is
  * written to its clear_refs (proc(5)). Returns false where that is not allowed.
  */
-async function resetPeakRss(pid) {
+export async function resetPeakRss(pid) {
   try {
     await writeFile(`/proc/${pid}/clear_refs`, '5');
     return true;
