@@ -99,7 +99,8 @@ function typeCheck(files: string[]): string[] {
 }
 
 describe('a typed client generated from the OpenAPI document', () => {
-  const { app } = useTestApp();
+  // With SCIM on, as the build writes the document (src/openapi-document.ts).
+  const { app } = useTestApp({ scimEnabled: true });
   let dir: string;
   let schema: string;
   /** Diagnostics of one strict type-check of both client programs (which also emits the session program). */
