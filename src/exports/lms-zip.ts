@@ -31,8 +31,37 @@ function csvStream(entry: Extract<CsvEntry, { rows: unknown }>, beforeEnd?: () =
     },
   });
   const csv = stringify({ ...CSV_OPTIONS, header: true, columns: [...entry.header] });
-  pipeline(entry.rows(), records, csv, () => undefined);
-  return csv;
+  const chunks = chunked();
+  pipeline(entry.rows(), records, csv, chunks, () => undefined);
+  return chunks;
+}
+
+/**
+ * Gathers the CSV text into chunks of about 64 KiB: yazl deflates each chunk it is given in a zlib call of its
+ * own, and one call per record (about 60 bytes) was most of an export's CPU (docs/benchmarks.md, "LMS exports").
+ */
+function chunked(limit = 64 * 1024): Transform {
+  let parts: Buffer[] = [];
+  let size = 0;
+  const take = () => {
+    const chunk = Buffer.concat(parts, size);
+    parts = [];
+    size = 0;
+    return chunk;
+  };
+  return new Transform({
+    transform(chunk: Buffer | string, _encoding, done) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      parts.push(bytes);
+      size += bytes.length;
+      if (size >= limit) done(null, take());
+      else done();
+    },
+    flush(done) {
+      if (size > 0) done(null, take());
+      else done();
+    },
+  });
 }
 
 /** What the zip tells its owner: all rows were read (before the zip's last bytes), or it failed first. */
