@@ -1,8 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { type EntityManager } from 'typeorm';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { AuditService } from '../audit/audit.service.js';
-import { Transactions } from '../database/transactions.js';
+import { type Transaction, Transactions } from '../database/transactions.js';
 import { ChangeEventsService } from '../events/change-events.service.js';
 import { type AuthUser } from '../core/decorators.js';
 import { violatedUniqueConstraint } from '../database/sql.js';
@@ -125,7 +124,7 @@ export class UsersService {
   async importRows(
     newUsers: readonly NewUser[],
     updates: readonly { id: number; changes: Partial<PeopleFields> }[],
-    manager: EntityManager,
+    manager: Transaction,
   ): Promise<{ created: UserSummarySource[]; updated: UserSummarySource[] }> {
     const created = newUsers.length > 0 ? await this.users.insertMany(newUsers, manager) : [];
     const updated =
@@ -134,12 +133,12 @@ export class UsersService {
   }
 
   /** Points the user at a new avatar, in the caller's transaction (see UsersRepository.replaceAvatar). */
-  replaceAvatar(id: string, key: string, contentType: string, manager: EntityManager) {
+  replaceAvatar(id: string, key: string, contentType: string, manager: Transaction) {
     return this.users.replaceAvatar(id, key, contentType, new Date(), manager);
   }
 
   private async recordCreated(
-    transaction: EntityManager,
+    transaction: Transaction,
     created: UserSummarySource,
     origin: WriteOrigin,
   ): Promise<void> {
