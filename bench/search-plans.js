@@ -15,13 +15,11 @@ import console from 'node:console';
 import process from 'node:process';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { DataSource } from 'typeorm';
-import { dataSourceOptions, BATCH_TIMEOUTS } from '../dist/ormconfig.js';
 import { runMigrations } from '../dist/src/database/database.js';
-import { seedDemoData } from '../dist/src/database/demo-data.js';
 import { startEmbeddedPostgres, releaseShutdownSignals } from '../dist/src/database/embedded-postgres.js';
 import { moduleListQuery } from '../dist/src/course-modules/modules/course-modules.repository.js';
 import { containsPattern } from '../dist/src/database/sql.js';
+import { seed } from './lib/data.js';
 
 const arg = (name, fallback) => {
   const found = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -68,12 +66,7 @@ async function main() {
   const database = await startEmbeddedPostgres(dir, { log: () => undefined, error: console.error });
   try {
     await runMigrations(database.url);
-    const ds = await new DataSource({
-      ...dataSourceOptions(database.url, 2, BATCH_TIMEOUTS),
-      logging: false,
-    }).initialize();
-    const seeded = await seedDemoData(ds, { scale: SCALE, storageDir: dir, passwordHash: 'x' });
-    await ds.destroy();
+    const seeded = await seed(database.url, { scale: SCALE, storageDir: dir });
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     const has = async (name) =>

@@ -1,29 +1,15 @@
 import 'reflect-metadata';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { type DynamicModule, type LoggerService, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
 import { type RequestContext } from './audit/audit-actions.js';
-import { AuditModule } from './audit/audit.module.js';
-import { type AppConfig, ConfigError, loadConfig } from './config/app-config.js';
-import { ConfigModule } from './config/config.module.js';
-import { Clock } from './core/clock.js';
-import { DrainingModule } from './core/draining.js';
+import { commandConfig, openCommandContext } from './command.module.js';
+import { ConfigError, loadConfig } from './config/app-config.js';
 import { AppError } from './core/errors.js';
 import { VALIDATOR_OPTIONS, validationMessages } from './core/validation.js';
-import { DatabaseModule } from './database/database.module.js';
 import { longTimeouts, provideDatabase, runMigrations } from './database/database.js';
-import { EventsModule } from './events/events.module.js';
-import { MetricsModule } from './observability/metrics.js';
-import { createFileStore, FILE_STORE, StorageService } from './storage/storage.service.js';
 import { CreateUserDto } from './users/dto/create-user.dto.js';
-import { PasswordHasher } from './users/password-hasher.js';
-import { UserAccessCache } from './users/user-access.cache.js';
-import { User } from './users/user.entity.js';
-import { UsersRepository } from './users/users.repository.js';
 import { UsersService } from './users/users.service.js';
 
 const USAGE = `Usage: npm run cli -- user:create --username NAME --email ADDRESS [--password PASSWORD] [--admin]
@@ -31,61 +17,6 @@ const USAGE = `Usage: npm run cli -- user:create --username NAME --email ADDRESS
 Creates a user in the database the service uses (DATABASE_URL, or the embedded one under DATA_DIR;
 stop the service first when it runs on the embedded database). Without --password a random one is
 generated and printed once.`;
-
-/**
- * What the command line runs: the users service with its repository, the audit trail and the change events,
- * on one database connection. Not the application module: nothing that works at start runs here (the first
- * administrator, the avatar sweep, the metrics listener, the webhook workers, pruning), and no HTTP routes.
- */
-@Module({})
-class CliModule {
-  static forRoot(config: AppConfig & { databaseUrl: string }): DynamicModule {
-    return {
-      module: CliModule,
-      imports: [
-        ConfigModule.forRoot(config),
-        DatabaseModule.forRoot(config),
-        TypeOrmModule.forFeature([User]),
-        DrainingModule,
-        MetricsModule,
-        AuditModule,
-        EventsModule,
-      ],
-      providers: [
-        UsersService,
-        UsersRepository,
-        PasswordHasher,
-        UserAccessCache,
-        Clock,
-        // UsersService removes avatars of deleted users; creating one never touches the store.
-        { provide: FILE_STORE, useFactory: () => createFileStore(config) },
-        StorageService,
-      ],
-    };
-  }
-}
-
-/**
- * The settings the command line runs the services with: the service's own, with one pooled connection, no
- * metrics listener, and no pruning of the audit trail or the change events (the service prunes them).
- */
-function cliConfig(config: AppConfig, databaseUrl: string): AppConfig & { databaseUrl: string } {
-  return {
-    ...config,
-    databaseUrl,
-    dbPoolSize: 1,
-    metricsPort: undefined,
-    auditRetentionDays: 0,
-    eventRetentionDays: 0,
-  };
-}
-
-/** Nest's own messages stay quiet; warnings and errors go to stderr, so stdout holds the command's answer. */
-const stderrLogger: LoggerService = {
-  log: () => undefined,
-  warn: (message: unknown) => process.stderr.write(`${String(message)}\n`),
-  error: (message: unknown) => process.stderr.write(`${String(message)}\n`),
-};
 
 /**
  * Who the command line is in the audit trail (docs/decisions.md, "The command line goes through the
@@ -123,13 +54,7 @@ async function createUser(args: string[]): Promise<void> {
   const database = await provideDatabase(config.databaseUrl, config.dataDir, quiet);
   try {
     await runMigrations(database.url, longTimeouts(config));
-    const app = await NestFactory.createApplicationContext(
-      CliModule.forRoot(cliConfig(config, database.url)),
-      {
-        logger: stderrLogger,
-        abortOnError: false,
-      },
-    );
+    const app = await openCommandContext(commandConfig(config, database.url));
     try {
       const created = await app.get(UsersService).create(dto, cliContext());
       process.stdout.write(

@@ -1,14 +1,14 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../ormconfig.js';
 import { AdminBootstrap } from './auth/admin-bootstrap.js';
-import { PasswordHasher } from './users/password-hasher.js';
-import { User } from './users/user.entity.js';
-import { UsersRepository } from './users/users.repository.js';
+import { commandConfig, openCommandContext } from './command.module.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { type DemoResult, demoSizes, seedDemoData } from './database/demo-data.js';
 import { longTimeouts, provideDatabase, runMigrations } from './database/database.js';
+import { PasswordHasher } from './users/password-hasher.js';
+import { UsersRepository } from './users/users.repository.js';
+import { UsersService } from './users/users.service.js';
 
 const USAGE = `Usage: npm run seed:demo [-- --scale N] [-- --password PASSWORD]
 
@@ -58,17 +58,13 @@ async function main(argv: string[]): Promise<number> {
   const database = await provideDatabase(config.databaseUrl, config.dataDir, quiet);
   try {
     await runMigrations(database.url, longTimeouts(config));
-    const dataSource = await new DataSource(
-      dataSourceOptions(database.url, 2, longTimeouts(config)),
-    ).initialize();
+    const app = await openCommandContext(commandConfig(config, database.url, 'long'));
     try {
-      const hasher = new PasswordHasher();
+      const dataSource = app.get(DataSource);
+      const users = app.get(UsersService);
+      const hasher = app.get(PasswordHasher);
       // The first administrator, as the service creates it at its first start (prints a generated password).
-      await new AdminBootstrap(
-        config,
-        new UsersRepository(dataSource.getRepository(User), config),
-        hasher,
-      ).onApplicationBootstrap();
+      await new AdminBootstrap(config, app.get(UsersRepository), hasher, users).onApplicationBootstrap();
       const size = demoSizes(scale);
       process.stderr.write(
         `seed:demo: scale ${scale}: ${size.users} users, ${size.modules} modules over ${size.years} years\n`,
@@ -77,6 +73,7 @@ async function main(argv: string[]): Promise<number> {
       const passwordHash = await hasher.hash(values.password);
       const result = await seedDemoData(dataSource, {
         scale,
+        users,
         passwordHash,
         storageDir: config.storageDir,
         progress: progressBar(),
@@ -96,7 +93,7 @@ async function main(argv: string[]): Promise<number> {
           rolloverHint(result.rollover),
       );
     } finally {
-      await dataSource.destroy();
+      await app.close();
     }
   } finally {
     await database.stop();

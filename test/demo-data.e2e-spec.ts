@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { sniffImageType } from '../src/users/image-type.js';
+import { UsersService } from '../src/users/users.service.js';
 import { DEMO_COMMON_WORD, DEMO_RARE_WORD, demoSizes, seedDemoData } from '../src/database/demo-data.js';
 import { useTestApp } from './support/app.js';
 import { makeUser, tokenFor } from './support/factories.js';
@@ -14,6 +15,7 @@ describe('demo data', () => {
   const seed = () =>
     seedDemoData(app.dataSource, {
       scale,
+      users: app.service.app.get(UsersService),
       passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$not-a-real-hash-for-this-test',
       storageDir: app.config.storageDir,
     });

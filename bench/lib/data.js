@@ -1,22 +1,26 @@
 // Data: the demo generator (src/database/demo-data.ts) at the benchmark's scale, into the migrated database, and
 // the records the routes are measured on.
+import process from 'node:process';
 import pg from 'pg';
 import { log, USER_PASSWORD } from './options.js';
 
 export async function seed(databaseUrl, options) {
   const { DataSource } = await import('typeorm');
-  const { BATCH_TIMEOUTS, dataSourceOptions } = await import('../../dist/ormconfig.js');
+  const { loadConfig } = await import('../../dist/src/config/app-config.js');
+  const { commandConfig, openCommandContext } = await import('../../dist/src/command.module.js');
   const { seedDemoData } = await import('../../dist/src/database/demo-data.js');
   const { PasswordHasher } = await import('../../dist/src/users/password-hasher.js');
-  const dataSource = await new DataSource({
-    ...dataSourceOptions(databaseUrl, 2, BATCH_TIMEOUTS),
-    logging: false,
-  }).initialize();
+  const { UsersService } = await import('../../dist/src/users/users.service.js');
+  // The users writer of `npm run seed:demo`, with no bound on a statement's time (a million users take minutes).
+  const config = loadConfig({ ...process.env, DB_LONG_STATEMENT_TIMEOUT_MS: String(86_400_000) });
+  const app = await openCommandContext(commandConfig(config, databaseUrl, 'long'));
+  const dataSource = app.get(DataSource);
   try {
     const started = Date.now();
     let last = -1;
     const result = await seedDemoData(dataSource, {
       ...options,
+      users: app.get(UsersService),
       // One argon2 hash shared by every generated user.
       passwordHash: await new PasswordHasher().hash(USER_PASSWORD),
       progress: (done, step) => {
@@ -33,7 +37,7 @@ export async function seed(databaseUrl, options) {
     await dataSource.query('CHECKPOINT');
     return { ...result, seconds: Number(((Date.now() - started) / 1000).toFixed(1)) };
   } finally {
-    await dataSource.destroy();
+    await app.close();
   }
 }
 

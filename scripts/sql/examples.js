@@ -385,6 +385,16 @@ export const EXAMPLES = {
       label: 'Users exist already: nothing is inserted',
       args: [{ username: 'root', email: 'root@example.org', passwordHash: 'hash-root' }],
     },
+    insertGenerated: {
+      label: "The demo seed's users: two generated rows, one of them taken",
+      args: [
+        `SELECT 'demo.' || n, 'demo.' || n || '@demo.example.edu' FROM generate_series(1, 2) n`,
+        [],
+        'hash-demo',
+        TX,
+      ],
+    },
+    setAvatarIfNone: { args: ['101', 'avatars/101/demo', 'image/png'] },
   },
 
   ScimUsersRepository: {

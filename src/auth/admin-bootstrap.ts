@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module.js';
 import { type AppConfig } from '../config/app-config.js';
 import { PasswordHasher } from '../users/password-hasher.js';
@@ -14,10 +14,10 @@ export class AdminBootstrap implements OnApplicationBootstrap {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    // Reads only; the writes go through the users writer.
     private readonly users: UsersRepository,
     private readonly hasher: PasswordHasher,
-    // Absent where the demo seed builds this by hand: it binds nobody.
-    @Optional() private readonly usersService?: UsersService,
+    private readonly usersService: UsersService,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -31,7 +31,7 @@ export class AdminBootstrap implements OnApplicationBootstrap {
    */
   private async bindFirstAdmin(): Promise<void> {
     const settings = this.config.oidc;
-    if (settings?.adminSubject === undefined || !this.usersService) return;
+    if (settings?.adminSubject === undefined) return;
     const admin = await this.users.ssoCandidateByUsername(this.config.adminUsername);
     if (!admin || admin.ssoSubject !== null) return;
     if (!admin.admin) {
@@ -60,7 +60,7 @@ export class AdminBootstrap implements OnApplicationBootstrap {
     const { adminUsername, adminEmail, adminPassword } = this.config;
     const password = adminPassword ?? randomBytes(18).toString('base64url');
     const hash = await this.hasher.hash(password);
-    const created = await this.users.insertFirstAdmin({
+    const created = await this.usersService.insertFirstAdmin({
       username: adminUsername,
       email: adminEmail,
       passwordHash: hash,

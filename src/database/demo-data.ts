@@ -4,9 +4,27 @@ import path from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import { type DataSource, type EntityManager } from 'typeorm';
 
+/**
+ * The users writer's two set-based writes the demo needs; UsersService has them (database/ imports no feature,
+ * so the caller hands it in). Users are written only there (docs/architecture.md, "The users writer").
+ */
+export interface DemoUsersWriter {
+  /** Inserts a user for each `(username, email)` row of the SELECT `generator`; how many were added. */
+  insertGenerated(
+    generator: string,
+    params: readonly unknown[],
+    passwordHash: string,
+    manager: EntityManager,
+  ): Promise<number>;
+  /** Points a user without an avatar at `key`; whether it did. */
+  setAvatarIfNone(id: string, key: string, contentType: string): Promise<boolean>;
+}
+
 /** The size and the extras of what {@link seedDemoData} generates. */
 export interface DemoOptions {
   scale: number;
+  /** Where the users are written: UsersService. */
+  users: DemoUsersWriter;
   /** The one password of every generated user, hashed once by the caller (one argon2 run, not thousands). */
   passwordHash: string;
   /** Users at another scale than the modules (the benchmark's scale curve grows the modules alone). */
@@ -183,15 +201,7 @@ export async function seedDemoData(dataSource: DataSource, options: DemoOptions)
   const size = demoSizes(options.scale, options.usersScale);
   const progress = options.progress ?? (() => undefined);
   const latestYear = new Date().getUTCFullYear();
-  const peopleParams = [
-    size.users,
-    size.lecturers,
-    size.assistants,
-    size.tutors,
-    FIRST_NAMES,
-    LAST_NAMES,
-    options.passwordHash,
-  ];
+  const peopleParams = [size.users, size.lecturers, size.assistants, size.tutors, FIRST_NAMES, LAST_NAMES];
   const moduleParams = [
     size.modules,
     size.years,
@@ -218,12 +228,11 @@ export async function seedDemoData(dataSource: DataSource, options: DemoOptions)
         await manager.query(`SET LOCAL session_replication_role = ${skip ? 'replica' : 'origin'}`);
     };
     progress(0, 'users');
-    const users = await countInserted(
-      manager,
-      `INSERT INTO users (username, email, password_hash, admin)
-       SELECT p.username, p.username || '@demo.example.edu', $7, false FROM (${PEOPLE_SQL}) p
-       ON CONFLICT DO NOTHING`,
+    const users = await options.users.insertGenerated(
+      `SELECT p.username, p.username || '@demo.example.edu' FROM (${PEOPLE_SQL}) p`,
       peopleParams,
+      options.passwordHash,
+      manager,
     );
     progress(0.2, 'modules');
     const modules = await countInserted(
@@ -239,7 +248,7 @@ export async function seedDemoData(dataSource: DataSource, options: DemoOptions)
     await manager.query(
       `CREATE TEMP TABLE demo_people ON COMMIT DROP AS
        SELECT p.n, p.kind, p.k, u.id FROM (${PEOPLE_SQL}) p JOIN users u ON lower(u.username) = lower(p.username)`,
-      peopleParams.slice(0, 6),
+      peopleParams,
     );
     await manager.query(
       `CREATE TEMP TABLE demo_modules ON COMMIT DROP AS
@@ -296,7 +305,7 @@ export async function seedDemoData(dataSource: DataSource, options: DemoOptions)
     return { users, modules, roles: staff + students + extra };
   });
   progress(0.9, 'avatars');
-  const avatars = options.storageDir ? await writeAvatars(dataSource, options.storageDir) : 0;
+  const avatars = options.storageDir ? await writeAvatars(dataSource, options.users, options.storageDir) : 0;
   progress(0.95, 'statistics');
   await dataSource.query(`SET statement_timeout = 0`);
   await dataSource.query(`VACUUM ANALYZE users, modules, user_module_roles`);
@@ -321,7 +330,11 @@ export async function seedDemoData(dataSource: DataSource, options: DemoOptions)
 }
 
 /** Every tenth demo user (up to {@link AVATARS_MAX}) without an avatar gets a small PNG of their own colour. */
-async function writeAvatars(dataSource: DataSource, storageDir: string): Promise<number> {
+async function writeAvatars(
+  dataSource: DataSource,
+  writer: DemoUsersWriter,
+  storageDir: string,
+): Promise<number> {
   const users = await dataSource.query<{ id: string }[]>(
     `SELECT id::text AS id FROM users
      WHERE email LIKE '%@demo.example.edu' AND avatar_key IS NULL AND id % 10 = 0
@@ -332,10 +345,7 @@ async function writeAvatars(dataSource: DataSource, storageDir: string): Promise
     const key = `avatars/${id}/${randomUUID()}`;
     await mkdir(path.join(storageDir, 'avatars', id), { recursive: true });
     await writeFile(path.join(storageDir, key), solidPng(Number(id)), { mode: 0o640 });
-    await dataSource.query(
-      `UPDATE users SET avatar_key = $2, avatar_content_type = 'image/png' WHERE id = $1 AND avatar_key IS NULL`,
-      [id, key],
-    );
+    await writer.setAvatarIfNone(id, key, 'image/png');
   }
   return users.length;
 }

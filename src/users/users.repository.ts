@@ -636,6 +636,37 @@ export class UsersRepository {
   }
 
   /**
+   * The demo seed's users, set-based (docs/architecture.md, "The users writer"): one row, not an administrator,
+   * for each `(username, email)` row that `generator` (a SELECT over `params`) yields, all with `passwordHash`;
+   * usernames and emails already taken are skipped. How many were added.
+   */
+  async insertGenerated(
+    generator: string,
+    params: readonly unknown[],
+    passwordHash: string,
+    manager: EntityManager,
+  ): Promise<number> {
+    const [{ n }] = await manager.query<{ n: number }[]>(
+      `WITH added AS (
+         INSERT INTO users (username, email, password_hash, admin)
+         SELECT g.username, g.email, $${params.length + 1}, false FROM (${generator}) g (username, email)
+         ON CONFLICT DO NOTHING RETURNING 1)
+       SELECT count(*)::int AS n FROM added`,
+      [...params, passwordHash],
+    );
+    return n;
+  }
+
+  /** The demo seed's avatars: points a user without one at `key`; whether it did (no audit, no event). */
+  async setAvatarIfNone(id: string, key: string, contentType: string): Promise<boolean> {
+    const [, count] = await this.users.manager.query<[unknown[], number]>(
+      `UPDATE users SET avatar_key = $2, avatar_content_type = $3 WHERE id = $1 AND avatar_key IS NULL`,
+      [id, key, contentType],
+    );
+    return count > 0;
+  }
+
+  /**
    * Creates the first administrator unless a user exists, under an advisory lock so that instances starting
    * together create one. Whether it was created.
    */

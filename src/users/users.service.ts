@@ -120,6 +120,21 @@ export class UsersService {
     return this.users.insertFirstAdmin(admin);
   }
 
+  /** The demo seed's generated users, set-based, in its transaction (UsersRepository.insertGenerated). */
+  insertGenerated(
+    generator: string,
+    params: readonly unknown[],
+    passwordHash: string,
+    manager: Transaction,
+  ): Promise<number> {
+    return this.users.insertGenerated(generator, params, passwordHash, manager);
+  }
+
+  /** The demo seed's avatars (UsersRepository.setAvatarIfNone). */
+  setAvatarIfNone(id: string, key: string, contentType: string): Promise<boolean> {
+    return this.users.setAvatarIfNone(id, key, contentType);
+  }
+
   /** The CSV import's set-based writes, in its transaction: the new users, then §14's fields of stored ones. */
   async importRows(
     newUsers: readonly NewUser[],
