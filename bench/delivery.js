@@ -8,16 +8,14 @@
 //
 //   node bench/delivery.js                      embedded PostgreSQL in a temporary directory
 //   DATABASE_URL=postgres://… node bench/delivery.js   a database of its own on that server, dropped afterwards
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import os from 'node:os';
 import process from 'node:process';
-import { URL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { setTimeout } from 'node:timers';
 import pg from 'pg';
-import { call, database, startService } from './harness.js';
-import { ratioChart } from './report.js';
+import { call, database, runWithCleanups, startService, writeResults } from './harness.js';
 
 const arg = (name, fallback) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -142,45 +140,24 @@ async function main() {
   // run's chart is docs/images/benchmark-delivery.svg.
   const eventsPerSecond = EVENTS / seconds;
   const feedMedianMs = Number(at(0.5));
-  const dir = new URL('./results/', import.meta.url);
-  await mkdir(dir, { recursive: true });
-  await writeFile(
-    new URL('delivery.json', dir),
-    JSON.stringify(
+  await writeResults(
+    'delivery',
+    { events: EVENTS, eventsPerSecond, cpuMicrosPerEvent: (cpu * 1000) / EVENTS, feedMedianMs },
+    [
       {
-        at: new Date().toISOString(),
-        events: EVENTS,
-        eventsPerSecond,
-        cpuMicrosPerEvent: (cpu * 1000) / EVENTS,
-        feedMedianMs,
+        route: `delivery: ${eventsPerSecond.toFixed(0)} events/s ÷ 1 000`,
+        ratio: eventsPerSecond / 1000,
+        target: 1,
       },
-      null,
-      2,
-    ) + '\n',
+      { route: `feed read: 50 ms ÷ ${feedMedianMs} ms`, ratio: 50 / feedMedianMs, target: 1 },
+    ],
+    {
+      title: "Webhook delivery (one replica) and the feed's 1 000-event read, against their targets",
+      marks: [[1, '1.0']],
+      legend: 'green: target met (≥ 1); red: not',
+    },
+    out,
   );
-  await writeFile(
-    new URL('delivery.svg', dir),
-    ratioChart(
-      [
-        {
-          route: `delivery: ${eventsPerSecond.toFixed(0)} events/s ÷ 1 000`,
-          ratio: eventsPerSecond / 1000,
-          target: 1,
-        },
-        { route: `feed read: 50 ms ÷ ${feedMedianMs} ms`, ratio: 50 / feedMedianMs, target: 1 },
-      ],
-      {
-        title: "Webhook delivery (one replica) and the feed's 1 000-event read, against their targets",
-        marks: [[1, '1.0']],
-        legend: 'green: target met (≥ 1); red: not',
-      },
-    ),
-  );
-  out(`written: bench/results/delivery.json, bench/results/delivery.svg`);
 }
 
-try {
-  await main();
-} finally {
-  for (const step of cleanups.reverse()) await step().catch((error) => process.stderr.write(`${error}\n`));
-}
+await runWithCleanups(main, cleanups);

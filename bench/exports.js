@@ -10,16 +10,14 @@
 //   node bench/exports.js                      embedded PostgreSQL in a temporary directory
 //   DATABASE_URL=postgres://… node bench/exports.js   a database of its own on that server, dropped afterwards
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
-import { URL } from 'node:url';
 import pg from 'pg';
 import QueryStream from 'pg-query-stream';
-import { database, startService } from './harness.js';
+import { database, runWithCleanups, startService, writeResults } from './harness.js';
 import { peakRssMiB, resetPeakRss } from './lib/measure.js';
-import { ratioChart } from './report.js';
 
 const arg = (name, fallback) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -172,12 +170,6 @@ async function main() {
   }
   out(`\nload average at end: ${load()}`);
 
-  const dir = new URL('./results/', import.meta.url);
-  await mkdir(dir, { recursive: true });
-  await writeFile(
-    new URL('exports.json', dir),
-    JSON.stringify({ at: new Date().toISOString(), loadAverage: load(), results }, null, 2) + '\n',
-  );
   const rows = results.flatMap((entry) =>
     PROFILES.map(([profile]) => {
       const result = entry.profiles[profile];
@@ -189,19 +181,17 @@ async function main() {
       };
     }),
   );
-  await writeFile(
-    new URL('exports.svg', dir),
-    ratioChart(rows, {
+  await writeResults(
+    'exports',
+    { loadAverage: load(), results },
+    rows,
+    {
       title: 'LMS export, time to last byte ÷ COPY … TO STDOUT of the same rows',
       marks: [[1, '1.0']],
       legend: 'lower is better: 1 = as fast as streaming the raw rows out of PostgreSQL',
-    }),
+    },
+    out,
   );
-  out(`written: bench/results/exports.json, bench/results/exports.svg`);
 }
 
-try {
-  await main();
-} finally {
-  for (const step of cleanups.reverse()) await step().catch((error) => process.stderr.write(`${error}\n`));
-}
+await runWithCleanups(main, cleanups);

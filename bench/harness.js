@@ -1,14 +1,16 @@
-// What bench/writes.js and bench/delivery.js share: a database (a scratch one on DATABASE_URL's server, else an
+// What bench/writes.js, bench/delivery.js and bench/exports.js share: a database (a scratch one on DATABASE_URL's server, else an
 // embedded PostgreSQL in a temporary directory), the built service in a child process (bench/service.js) and
-// its first admin's token. Each registers how to release what it made in `cleanups` (run in reverse order).
+// its first admin's token. Each registers how to release what it made in `cleanups` (run in reverse order by
+// {@link runWithCleanups}); {@link writeResults} writes a run's figures and chart to bench/results/.
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, URL } from 'node:url';
 import { createScratchDatabase } from '../dist/src/database/scratch-database.js';
+import { ratioChart } from './report.js';
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 export const ADMIN_PASSWORD = randomBytes(12).toString('hex');
@@ -99,4 +101,28 @@ export async function call(url, method, route, token, body, contentType = 'appli
   const text = await response.text();
   if (response.status >= 300) throw new Error(`${method} ${route}: ${response.status} ${text.slice(0, 300)}`);
   return text;
+}
+
+/** Runs `main`, then every clean-up step in reverse order (a failing step is reported, the rest still run). */
+export async function runWithCleanups(main, cleanups) {
+  try {
+    await main();
+  } finally {
+    for (const step of cleanups.reverse()) await step().catch((error) => process.stderr.write(`${error}\n`));
+  }
+}
+
+/**
+ * bench/results/<name>.json (`figures`, stamped with the time) and <name>.svg (the ratio chart of `rows` with
+ * `chart`'s title, marks and legend); says which files it wrote through `out`.
+ */
+export async function writeResults(name, figures, rows, chart, out) {
+  const dir = new URL('./results/', import.meta.url);
+  await mkdir(dir, { recursive: true });
+  await writeFile(
+    new URL(`${name}.json`, dir),
+    JSON.stringify({ at: new Date().toISOString(), ...figures }, null, 2) + '\n',
+  );
+  await writeFile(new URL(`${name}.svg`, dir), ratioChart(rows, chart));
+  out(`written: bench/results/${name}.json, bench/results/${name}.svg`);
 }

@@ -72,9 +72,15 @@ const ExportReportSchema = schema('LmsExportReport', {
 });
 
 /** The query, answers and failures both exports share, with the profile's own `include` values. */
-function ApiLmsExport(profile: Profile, files: string) {
+function LmsExportRoute(
+  profile: Profile,
+  route: { path: string; summary: string; description: string; files: string },
+) {
   const includable = INCLUDABLE[profile].join(',');
+  const files = route.files;
   return applyDecorators(
+    Get(route.path),
+    ApiOperation({ summary: route.summary, description: route.description }),
     ApiQuery({
       name: 'year',
       required: true,
@@ -135,35 +141,35 @@ function ApiLmsExport(profile: Profile, files: string) {
 export class ExportsController {
   constructor(private readonly exports: ExportsService) {}
 
-  @Get('oneroster-1.1.zip')
-  @ApiOperation({
+  @LmsExportRoute('oneroster-1.1', {
+    path: 'oneroster-1.1.zip',
     summary: 'The academic year as OneRoster 1.1 CSV (bulk), for Brightspace and most edtech tools',
     description:
       'manifest.csv, orgs.csv, academicSessions.csv, courses.csv, classes.csv, users.csv, enrollments.csv at ' +
       'the root of a zip; a file without rows is left out and declared `absent`. See docs/lms-exports.md.',
+    files: 'manifest, orgs, academicSessions, courses, classes, users, enrollments',
   })
-  @ApiLmsExport('oneroster-1.1', 'manifest, orgs, academicSessions, courses, classes, users, enrollments')
   oneRoster(
     @Query() query: QueryParams,
     @CurrentUser() caller: AuthUser,
     @RequestCtx() context: RequestContext,
-  ): Promise<StreamableFile | WithMessage<ExportReport>> {
+  ) {
     return this.run('oneroster-1.1', query, caller, context);
   }
 
-  @Get('canvas-sis.zip')
-  @ApiOperation({
+  @LmsExportRoute('canvas-sis', {
+    path: 'canvas-sis.zip',
     summary: "The academic year as Canvas SIS Import CSV, for Canvas's SIS Imports API",
     description:
       'users.csv, terms.csv, courses.csv, enrollments.csv at the root of a zip; a file without rows is left ' +
       'out. See docs/lms-exports.md.',
+    files: 'users, terms, courses, enrollments',
   })
-  @ApiLmsExport('canvas-sis', 'users, terms, courses, enrollments')
   canvas(
     @Query() query: QueryParams,
     @CurrentUser() caller: AuthUser,
     @RequestCtx() context: RequestContext,
-  ): Promise<StreamableFile | WithMessage<ExportReport>> {
+  ) {
     return this.run('canvas-sis', query, caller, context);
   }
 
