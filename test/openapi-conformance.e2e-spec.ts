@@ -103,8 +103,9 @@ describe('responses conform to the OpenAPI document', () => {
       token,
       body: { username: 'x', email: 'not-an-email', password: 'short', admin: 'yes', extra: 1 },
     });
-    const bulk = await expectStatus(201, 'POST', '/api/users/bulk', {
+    const bulkRequest = {
       token,
+      headers: { 'idempotency-key': 'conformance-bulk-1' },
       body: {
         users: [
           { username: 'tom.tutor', email: 'tom@uni.example', password: 'tutor-password' },
@@ -116,8 +117,19 @@ describe('responses conform to the OpenAPI document', () => {
           },
         ],
       },
-    });
+    };
+    const bulk = await expectStatus(201, 'POST', '/api/users/bulk', bulkRequest);
     state.others = bulk.body.data.map((u: { id: number }) => u.id);
+    // docs/api.md §17: the retry is answered from memory (Idempotent-Replayed), a reuse for another body is 422,
+    // a malformed key 400; each status and header as the document declares them.
+    const replayed = await expectStatus(201, 'POST', '/api/users/bulk', bulkRequest);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.body.data.map((u: { id: number }) => u.id)).toEqual(state.others);
+    await expectStatus(422, 'POST', '/api/users/bulk', { ...bulkRequest, body: { users: [] } });
+    await expectStatus(400, 'POST', '/api/users/bulk', {
+      ...bulkRequest,
+      headers: { 'idempotency-key': 'a b' },
+    });
     await expectStatus(409, 'POST', '/api/users/bulk', {
       token,
       body: { users: [{ username: 'tom.tutor', email: 'tom2@uni.example', password: 'tutor-password' }] },

@@ -1,4 +1,4 @@
-import { type ExecutionContext } from '@nestjs/common';
+import { type ExecutionContext, type Type } from '@nestjs/common';
 import { type Reflector } from '@nestjs/core';
 import {
   FAILURE_MESSAGE,
@@ -41,18 +41,28 @@ export function routeMetadata(reflector: Reflector, context: ExecutionContext): 
   const handler = context.getHandler();
   let metadata = byHandler.get(handler);
   if (metadata === undefined) {
-    const targets = [handler, context.getClass()];
-    metadata = {
-      isPublic: reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, targets) === true,
-      adminOnly: reflector.getAllAndOverride<boolean | undefined>(IS_ADMIN_ONLY, targets) === true,
-      message: reflector.get<string | undefined>(RESPONSE_MESSAGE, handler) ?? 'OK',
-      failure: reflector.get<string | undefined>(FAILURE_MESSAGE, handler) ?? INTERNAL_ERROR_MESSAGE,
-      integration: reflector.getAllAndOverride<IntegrationAccess | undefined>(INTEGRATION_ACCESS, targets),
-      bare: reflector.get<unknown>(OWN_ANSWERS, handler) !== undefined,
-      paged: reflector.get<boolean | undefined>(PAGED_LIST, handler) === true,
-      singleRead: reflector.get<boolean | undefined>(SINGLE_READ, handler) === true,
-    };
+    metadata = handlerMetadata(reflector, handler, context.getClass());
     byHandler.set(handler, metadata);
   }
   return metadata;
+}
+
+/** The metadata of `handler`, a method of `controller` (read once per handler by {@link routeMetadata}). */
+export function handlerMetadata(
+  reflector: Reflector,
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- what Nest hands over as a handler
+  handler: Function,
+  controller: Type,
+): RouteMetadata {
+  const targets = [handler, controller];
+  return {
+    isPublic: reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, targets) === true,
+    adminOnly: reflector.getAllAndOverride<boolean | undefined>(IS_ADMIN_ONLY, targets) === true,
+    message: reflector.get<string | undefined>(RESPONSE_MESSAGE, handler) ?? 'OK',
+    failure: reflector.get<string | undefined>(FAILURE_MESSAGE, handler) ?? INTERNAL_ERROR_MESSAGE,
+    integration: reflector.getAllAndOverride<IntegrationAccess | undefined>(INTEGRATION_ACCESS, targets),
+    bare: reflector.get<unknown>(OWN_ANSWERS, handler) !== undefined,
+    paged: reflector.get<boolean | undefined>(PAGED_LIST, handler) === true,
+    singleRead: reflector.get<boolean | undefined>(SINGLE_READ, handler) === true,
+  };
 }

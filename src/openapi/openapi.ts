@@ -53,7 +53,7 @@ export function schema(name: string, definition: SchemaObject): ReferenceObject 
  */
 const NULL_DATA: SchemaObject = { type: 'object', nullable: true, enum: [null] };
 
-const ErrorEnvelope = schema('ErrorEnvelope', {
+export const ErrorEnvelope = schema('ErrorEnvelope', {
   type: 'object',
   required: ['success', 'data', 'message'],
   additionalProperties: false,

@@ -13,7 +13,12 @@ import {
 } from '@nestjs/swagger';
 import { type FastifyInstance, type FastifyReply } from 'fastify';
 import { type AppConfig } from '../config/app-config.js';
-import { FAILURE_MESSAGE, IS_ADMIN_ONLY, IS_PUBLIC } from '../core/decorators.js';
+import { handlerMetadata, type RouteMetadata } from '../core/route-metadata.js';
+import {
+  INVALID_IDEMPOTENCY_KEY_MESSAGE,
+  KEY_IN_PROGRESS_MESSAGE,
+  KEY_REUSED_MESSAGE,
+} from '../idempotency/fingerprint.js';
 import {
   errorEnvelope,
   INTERNAL_ERROR_MESSAGE,
@@ -22,7 +27,7 @@ import {
   REQUEST_BODY_TOO_LARGE_MESSAGE,
   UNSUPPORTED_CONTENT_TYPE_MESSAGE,
 } from '../core/errors.js';
-import { errorResponse, namedSchemas, UNAUTHENTICATED_MESSAGES } from './openapi.js';
+import { ErrorEnvelope, errorResponse, namedSchemas, UNAUTHENTICATED_MESSAGES } from './openapi.js';
 import { ADMIN_CONSOLE_CSS, ADMIN_CONSOLE_SCRIPT } from './swagger-ui-console.js';
 
 export const DOCS_PATH = '/api/docs';
@@ -150,19 +155,13 @@ function operationId(controllerKey: string, methodKey: string): string {
   return `${controllerKey.replace(/Controller$/, '')}.${methodKey}`;
 }
 
-interface HandlerAccess {
-  isPublic: boolean;
-  adminOnly: boolean;
-  failureMessage: string;
-}
-
 /**
- * What the global guards and the envelope interceptor will do for each handler, keyed by its operationId,
- * read from the same metadata they read.
+ * What the global guards, the interceptors and the envelope will do for each handler, keyed by its operationId,
+ * read from the same metadata they read (core/route-metadata.ts).
  */
-function handlerAccess(app: INestApplication): Map<string, HandlerAccess> {
+function handlerAccess(app: INestApplication): Map<string, RouteMetadata> {
   const reflector = new Reflector();
-  const access = new Map<string, HandlerAccess>();
+  const access = new Map<string, RouteMetadata>();
   for (const module of app.get(ModulesContainer).values()) {
     for (const wrapper of module.controllers.values()) {
       const controller = wrapper.metatype as Type | null;
@@ -171,14 +170,7 @@ function handlerAccess(app: INestApplication): Map<string, HandlerAccess> {
       for (const name of Object.getOwnPropertyNames(prototype)) {
         const handler = prototype[name];
         if (name === 'constructor' || typeof handler !== 'function') continue;
-        const targets = [handler, controller];
-        access.set(operationId(controller.name, name), {
-          isPublic: reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, targets) ?? false,
-          adminOnly: reflector.getAllAndOverride<boolean | undefined>(IS_ADMIN_ONLY, targets) ?? false,
-          failureMessage:
-            reflector.get<string | undefined>(FAILURE_MESSAGE, handler as () => unknown) ??
-            INTERNAL_ERROR_MESSAGE,
-        });
+        access.set(operationId(controller.name, name), handlerMetadata(reflector, handler, controller));
       }
     }
   }
@@ -196,6 +188,13 @@ function addFailure(operation: OperationObject, status: number, messages: string
   existing.content['application/json'] = media;
   const examples = (media.examples ??= {}) as Record<string, { summary?: string; value?: unknown }>;
   const known = new Set(Object.values(examples).map((e) => e.summary));
+  // A status whose answer carries data (an import's report) also answers the plain error envelope.
+  const own = media.schema;
+  const plain =
+    own === undefined || ('$ref' in own ? own.$ref === ErrorEnvelope.$ref : own.anyOf !== undefined);
+  if (own && !plain && messages.some((message) => !known.has(message))) {
+    media.schema = { anyOf: [own, ErrorEnvelope] };
+  }
   let index = Object.keys(examples).length;
   for (const message of messages) {
     if (known.has(message)) continue;
@@ -219,13 +218,70 @@ function fileParts(content: Record<string, unknown>): void {
   };
 }
 
+const HEADERS = {
+  etag: { description: "A strong validator: a hash of the answer's data.", schema: { type: 'string' } },
+  cacheControl: {
+    description: '`private, no-cache`: revalidate with If-None-Match.',
+    schema: { type: 'string' },
+  },
+  link: {
+    description:
+      'RFC 8288 links to the `first`, `prev`, `next` and `last` pages: absolute URLs with every query ' +
+      'parameter kept; `prev` and `next` only where they exist.',
+    schema: { type: 'string' },
+  },
+  replayed: {
+    description:
+      '`true` when the answer is the one remembered for this Idempotency-Key (nothing was done again).',
+    schema: { type: 'string', enum: ['true'] },
+  },
+} as const;
+
+/** Adds `headers` to the operation's 2xx answers. */
+function addSuccessHeaders(operation: OperationObject, headers: Record<string, object>): void {
+  for (const [status, response] of Object.entries(operation.responses)) {
+    if (!/^2\d\d$/.test(status) || !response || '$ref' in response) continue;
+    response.headers = { ...response.headers, ...headers };
+  }
+}
+
+/**
+ * docs/api.md §17, from the metadata the envelope and the idempotency interceptor read: a single read's (or a
+ * write answering it) `ETag` and `Cache-Control`, a paged list's `Link`, and on every POST but the public ones and
+ * SCIM's the `Idempotency-Key` header with its `Idempotent-Replayed` answers and its 400, 409 and 422.
+ */
+function declareHttpConventions(method: string, operation: OperationObject, handler: RouteMetadata): void {
+  // A single read, and a write that answers the resource's new ETag (the writes that take If-Match).
+  const takesIfMatch = (operation.parameters ?? []).some(
+    (parameter) => !('$ref' in parameter) && parameter.in === 'header' && parameter.name === 'If-Match',
+  );
+  if (handler.singleRead || (takesIfMatch && method !== 'delete')) {
+    addSuccessHeaders(operation, { ETag: HEADERS.etag, 'Cache-Control': HEADERS.cacheControl });
+  }
+  if (handler.paged) addSuccessHeaders(operation, { Link: HEADERS.link });
+  if (method !== 'post' || handler.isPublic || handler.bare) return;
+  (operation.parameters ??= []).push({
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description:
+      'Makes a retry safe: the first 2xx answer for this key is remembered 24 hours for you and answered again ' +
+      '(with Idempotent-Replayed: true) to a repeat of the same request, which then changes nothing.',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+  });
+  addSuccessHeaders(operation, { 'Idempotent-Replayed': HEADERS.replayed });
+  addFailure(operation, 400, [INVALID_IDEMPOTENCY_KEY_MESSAGE]);
+  addFailure(operation, 409, [KEY_IN_PROGRESS_MESSAGE]);
+  addFailure(operation, 422, [KEY_REUSED_MESSAGE]);
+}
+
 /**
  * The responses every route gets from the shared machinery rather than from its own code, added from what the
  * guards, pipes and framework really do so that no controller can forget them: bearer security with 401 (and the
  * admin 403) from the guard metadata, 400 for a path id, 400/413/415 for any body of a write method (Fastify
  * parses one even where the route takes none), and the route's 500.
  */
-function completeOperations(document: OpenAPIObject, access: Map<string, HandlerAccess>, sso: boolean): void {
+function completeOperations(document: OpenAPIObject, access: Map<string, RouteMetadata>, sso: boolean): void {
   for (const item of Object.values(document.paths)) {
     for (const [method, operation] of [
       ['get', item.get],
@@ -267,7 +323,8 @@ function completeOperations(document: OpenAPIObject, access: Map<string, Handler
         addFailure(operation, 415, [UNSUPPORTED_CONTENT_TYPE_MESSAGE]);
       }
       if (content) fileParts(content);
-      addFailure(operation, 500, [handler?.failureMessage ?? INTERNAL_ERROR_MESSAGE]);
+      if (handler) declareHttpConventions(method, operation, handler);
+      addFailure(operation, 500, [handler?.failure ?? INTERNAL_ERROR_MESSAGE]);
     }
   }
 }

@@ -252,8 +252,8 @@ export class DocumentValidator {
 
   /**
    * The messages the document lists for an error answer of `operation` with `status`: the `message` of each
-   * example of its application/json content (errorResponse in src/openapi/openapi.ts), else the `enum` or
-   * `example` of the schema's `message` property.
+   * example of its application/json content (errorResponse in src/openapi/openapi.ts), and the `enum` or
+   * `example` of the schema's `message` property (of each member of an `anyOf`).
    */
   documentedMessages(operation: DocOperation, status: number): string[] {
     const response = operation.operation.responses[String(status)];
@@ -264,11 +264,37 @@ export class DocumentValidator {
     );
     examples.push(media?.example as { message?: unknown } | undefined);
     const messages = examples.flatMap((value) => (typeof value?.message === 'string' ? [value.message] : []));
-    if (messages.length > 0 || !media?.schema) return messages;
-    const property = deref(this.document, media.schema).properties?.message;
-    if (!property) return [];
-    const { enum: listed, example } = deref(this.document, property);
-    return [...(listed ?? []), example].filter((value): value is string => typeof value === 'string');
+    if (!media?.schema) return messages;
+    // A schema that is one of several envelopes (an import's report, or the plain error) documents each one's.
+    const root = deref(this.document, media.schema);
+    for (const member of [root, ...(root.anyOf ?? []).map((one) => deref(this.document, one))]) {
+      const property = member.properties?.message;
+      if (!property) continue;
+      const { enum: listed, example } = deref(this.document, property);
+      for (const value of [...(listed ?? []), example]) {
+        if (typeof value === 'string' && !messages.includes(value)) messages.push(value);
+      }
+    }
+    return messages;
+  }
+
+  /**
+   * The headers of docs/api.md §17 (`ETag`, `Cache-Control`, `Link`, `Idempotent-Replayed`) that an answer
+   * carries and the document does not declare for its operation and status.
+   */
+  checkHeaders(method: string, path: string, status: number, headers: Headers): string[] {
+    const operation = this.find(method, path);
+    if (!operation) return [];
+    const response = operation.operation.responses[String(status)];
+    const declared = new Set(
+      Object.keys(response && !('$ref' in response) ? (response.headers ?? {}) : {}).map((name) =>
+        name.toLowerCase(),
+      ),
+    );
+    return ['etag', 'cache-control', 'link', 'idempotent-replayed']
+      .filter((name) => headers.has(name) && !declared.has(name))
+      .filter((name) => name !== 'cache-control' || headers.has('etag'))
+      .map((name) => `${method.toUpperCase()} ${path} → ${status}: header ${name} is not declared`);
   }
 
   /**
@@ -342,6 +368,7 @@ export function conformingClient(
     if (check.operation) exercised.add(routeKey(check.operation.method, check.operation.path));
     problems.push(...check.errors);
     if (messages) problems.push(...validator.checkMessage(method, path, response.status, response.body));
+    problems.push(...validator.checkHeaders(method, path, response.status, response.headers));
     return response;
   };
   return {
