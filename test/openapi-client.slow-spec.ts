@@ -15,7 +15,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /**
  * A web client as its developers would write one: types generated from the served document by
  * openapi-typescript, calls through openapi-fetch. Run as its own Node program: sign in, create a module, list,
- * read, and read a module that does not exist.
+ * read, retry a create with an Idempotency-Key, edit with If-Match (and again with the stale ETag), and
+ * read a module that does not exist.
  */
 const SESSION_PROGRAM = `
 import createClient from 'openapi-fetch';
@@ -31,12 +32,22 @@ if (!login.data) throw new Error('login failed: ' + login.error?.message);
 const token: string = login.data.data.token;
 const headers = { authorization: 'Bearer ' + token };
 
-const created = await api.POST('/api/modules', {
-  headers,
-  body: { code, year: 2026, credits: 20, description: 'Made through the generated client' },
-});
+// A create that may be retried: the same Idempotency-Key twice creates once (the header is typed).
+const create = () =>
+  api.POST('/api/modules', {
+    headers,
+    params: { header: { 'Idempotency-Key': 'generated-client-create-' + code } },
+    body: { code, year: 2026, credits: 20, description: 'Made through the generated client' },
+  });
+const created = await create();
 if (!created.data) throw new Error('create failed: ' + created.error?.message);
 const module: Module = created.data.data;
+const retried = await create();
+const retry = {
+  status: retried.response.status,
+  replayed: retried.response.headers.get('idempotent-replayed'),
+  id: retried.data?.data.id,
+};
 
 const listed = await api.GET('/api/modules', { headers, params: { query: { code, per_page: 5, sort: '-code' } } });
 if (!listed.data) throw new Error('list failed: ' + listed.error?.message);
@@ -45,6 +56,21 @@ const codes: string[] = listed.data.data.modules.map((m) => m.code);
 const read = await api.GET('/api/modules/{module_id}', { headers, params: { path: { module_id: module.id } } });
 if (!read.data) throw new Error('read failed: ' + read.error?.message);
 const lecturers: number = read.data.data.lecturers.length;
+
+// An edit guarded by the ETag of the read (If-Match, typed), then the same edit with that ETag, now stale.
+const etag = read.response.headers.get('etag') ?? '';
+const edit = (credits: number) =>
+  api.PUT('/api/modules/{module_id}', {
+    headers,
+    params: { path: { module_id: module.id }, header: { 'If-Match': etag } },
+    body: { code, year: 2026, credits, description: 'Made through the generated client' },
+  });
+const edited = await edit(30);
+const stale = await edit(40);
+const guarded = {
+  edited: { status: edited.response.status, credits: edited.data?.data.credits, etagChanged: edited.response.headers.get('etag') !== etag },
+  stale: { status: stale.response.status, message: stale.error?.message },
+};
 
 const missing = await api.GET('/api/modules/{module_id}', {
   headers,
@@ -63,6 +89,8 @@ console.log(JSON.stringify({
   listed: { codes, total: listed.data.data.total, message: listed.data.message },
   read: { module: read.data.data, lecturers, message: read.data.message },
   refusal,
+  retry,
+  guarded,
 }));
 `;
 
@@ -166,10 +194,22 @@ describe('a typed client generated from the OpenAPI document', () => {
       credits: 20,
       description: 'Made through the generated client',
     });
-    expect(row).toMatchObject({ credits: 20, description: 'Made through the generated client' });
+    // Changed once, by the guarded edit below.
+    expect(row).toMatchObject({ credits: 30, description: 'Made through the generated client' });
     expect(result.listed).toEqual({ codes: ['GEN101'], total: 1, message: 'Modules retrieved successfully' });
     expect(result.read.module).toMatchObject({ ...result.module, lecturers: [], students: [] });
     expect(result.read.lecturers).toBe(0);
     expect(result.refusal).toEqual({ status: 404, success: false, message: 'Module not found' });
+    // docs/api.md §17 through the typed headers: the retried create is answered from memory, and one module
+    // exists; the guarded edit applies once, and the same edit with the now stale ETag is refused.
+    expect(result.retry).toEqual({ status: 201, replayed: 'true', id: row.id });
+    const [{ count }] = await app.dataSource.query<{ count: number }[]>(
+      `SELECT count(*)::int AS count FROM modules WHERE code = 'GEN101'`,
+    );
+    expect(count).toBe(1);
+    expect(result.guarded).toEqual({
+      edited: { status: 200, credits: 30, etagChanged: true },
+      stale: { status: 412, message: 'The resource has changed; reload it and try again' },
+    });
   }, 120_000);
 });
