@@ -11,7 +11,7 @@
 //
 // Forked by run.js with DATABASE_URL, JWT_SECRET and DB_POOL_SIZE; sends `{ url }` once it listens.
 import { Buffer } from 'node:buffer';
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import process from 'node:process';
 import Fastify from 'fastify';
 import pg from 'pg';
@@ -43,10 +43,11 @@ const HEADER_OBJECT = {
 /** The same headers as one flat [name, value, …] list, built once. */
 const HEADERS = Object.entries(HEADER_OBJECT).flat();
 
-function send(reply, status, body) {
+function send(reply, status, body, extra = []) {
   reply.hijack();
   reply.raw.writeHead(status, [
     ...HEADERS,
+    ...extra,
     'x-request-id',
     randomUUID(),
     'content-length',
@@ -54,6 +55,39 @@ function send(reply, status, body) {
   ]);
   reply.raw.end(body);
   return reply;
+}
+
+// docs/api.md §17, lean: the paging links of a list, and a single read's strong ETag (a hash of its data's text)
+// with a 304 when If-None-Match names it.
+const BASE_URL = process.env.PUBLIC_BASE_URL ?? 'http://127.0.0.1';
+
+function pagingLinks(url, page, perPage, total) {
+  const at = url.indexOf('?');
+  const route = at === -1 ? url : url.slice(0, at);
+  const kept = (at === -1 ? [] : url.slice(at + 1).split('&')).filter((part) => {
+    const name = decodeURIComponent(part.split('=')[0].replaceAll('+', ' '));
+    return part !== '' && name !== 'page' && name !== 'per_page';
+  });
+  const href = (n) => `<${BASE_URL}${route}?${[...kept, `page=${n}`, `per_page=${perPage}`].join('&')}>`;
+  const last = Math.max(1, Math.ceil(total / perPage));
+  const links = [`${href(1)}; rel="first"`];
+  if (page > 1) links.push(`${href(page - 1)}; rel="prev"`);
+  if (page < last) links.push(`${href(page + 1)}; rel="next"`);
+  links.push(`${href(last)}; rel="last"`);
+  return links.join(', ');
+}
+
+function okRead(request, reply, data, message) {
+  const etag = `"${createHash('sha256').update(data).digest('base64url').slice(0, 22)}"`;
+  const validators = ['etag', etag, 'cache-control', 'private, no-cache'];
+  const given = request.headers['if-none-match'];
+  if (given !== undefined && given.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)) {
+    reply.hijack();
+    reply.raw.writeHead(304, [...HEADERS.slice(0, -2), ...validators, 'x-request-id', randomUUID()]);
+    reply.raw.end();
+    return reply;
+  }
+  return send(reply, 200, `{"success":true,"data":${data},"message":"${message}"}`, validators);
 }
 
 const fail = (reply, status, message) =>
@@ -214,10 +248,11 @@ app.get('/api/modules', async (request, reply) => {
   if (query) values.push(likePattern(query));
   const { name, text } = listStatement({ member: !user.admin, query, sort, key: sortKey });
   const { rows } = await pool.query({ name, text, values });
-  return ok(
+  return send(
     reply,
-    `{"modules":[${rows[0].items}],"page":${p},"per_page":${size},"total":${rows[0].total}}`,
-    'Modules retrieved successfully',
+    200,
+    `{"success":true,"data":{"modules":[${rows[0].items}],"page":${p},"per_page":${size},"total":${rows[0].total}},"message":"Modules retrieved successfully"}`,
+    ['link', pagingLinks(request.url, p, size, Number(rows[0].total))],
   );
 });
 
@@ -266,7 +301,8 @@ app.get('/api/modules/:id', async (request, reply) => {
   if (!row) return fail(reply, 404, 'Module not found');
   if (!user.admin && row.caller_role === null)
     return fail(reply, 403, 'You do not have permission to perform this action');
-  return ok(
+  return okRead(
+    request,
     reply,
     `${row.module.slice(0, -1)},"lecturers":[${row.l}],"assistant_lecturers":[${row.a}],"tutors":[${row.t}],"students":[${row.s}]}`,
     'Module retrieved successfully',
@@ -300,10 +336,11 @@ app.get('/api/users', async (request, reply) => {
   const { rows } = await pool.query(
     query ? { text: USERS_QUERY_SQL, values } : { name: 'users', text: USERS_SQL, values },
   );
-  return ok(
+  return send(
     reply,
-    `{"users":[${rows[0].items}],"page":${page},"per_page":${size},"total":${rows[0].total}}`,
-    'Users retrieved successfully',
+    200,
+    `{"success":true,"data":{"users":[${rows[0].items}],"page":${page},"per_page":${size},"total":${rows[0].total}},"message":"Users retrieved successfully"}`,
+    ['link', pagingLinks(request.url, page, size, Number(rows[0].total))],
   );
 });
 

@@ -75,9 +75,19 @@ async function benchAtScale(serverUrl, dbName, mode, jwtSecret) {
     member: await login(servers.service.url, found.member.username, USER_PASSWORD),
     smallMember: await login(servers.service.url, found.small.member, USER_PASSWORD),
   };
+  const etagOf = async (id, token) =>
+    (
+      await globalThis.fetch(`${servers.service.url}/api/modules/${id}`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+    ).headers.get('etag');
+  const etags = {
+    big: await etagOf(found.big.id, tokens.admin),
+    small: await etagOf(found.small.id, tokens.smallMember),
+  };
   const rows = await measureRoutes(
     servers,
-    routes(found, tokens).filter(
+    routes(found, tokens, etags).filter(
       (route) => !ROUTE_FILTER || ROUTE_FILTER.some((word) => route.route.includes(word)),
     ),
     { ...mode, connections: CONNECTIONS },

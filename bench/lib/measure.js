@@ -31,7 +31,8 @@ export async function proveEqual(servers, route) {
     call(servers.bare.url, route),
   ]);
   const problems = [];
-  if (service.status !== 200)
+  const expected = route.status ?? 200;
+  if (service.status !== expected)
     problems.push(`service answered ${service.status}: ${service.body.slice(0, 300)}`);
   if (service.status !== bare.status) problems.push(`status ${service.status} ≠ ${bare.status}`);
   if (service.body !== bare.body) {
@@ -92,7 +93,7 @@ export async function postgresCpuMicros() {
 const CLOCK_TICKS = 100;
 
 /**
- * One autocannon run; any error, timeout or status other than 200 fails the benchmark. With `pid`, also the
+ * One autocannon run; any error, timeout or status other than the route's (200 unless it says) fails the benchmark. With `pid`, also the
  * server's CPU time per request (user + system time of its process over the run ÷ requests), which does not
  * depend on how busy the shared machine is the way requests per second do.
  */
@@ -110,10 +111,11 @@ export async function load(url, route, seconds, connections, pid) {
     0,
   );
   const cpuAfter = await cpuMicros(pid);
-  const bad = responses - Number(result.statusCodeStats?.['200']?.count ?? 0);
+  const expected = String(route.status ?? 200);
+  const bad = responses - Number(result.statusCodeStats?.[expected]?.count ?? 0);
   if (result.errors + result.timeouts + bad > 0) {
     throw new Error(
-      `${route.route} on ${url}: ${result.errors} errors, ${result.timeouts} timeouts, ${bad} non-200`,
+      `${route.route} on ${url}: ${result.errors} errors, ${result.timeouts} timeouts, ${bad} not ${expected}`,
     );
   }
   return {

@@ -110,6 +110,8 @@ export async function startChild(name, script, env, execArgv = process.execArgv)
   return { url, pid: child.pid, output, stop, ask };
 }
 
+const PUBLIC_BASE_URL = 'http://127.0.0.1';
+
 export async function startServers(databaseUrl, jwtSecret, idp) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mas-bench-data-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
@@ -129,6 +131,8 @@ export async function startServers(databaseUrl, jwtSecret, idp) {
       ADMIN_PASSWORD,
       DB_POOL_SIZE: String(POOL_SIZE),
       SWAGGER_ENABLED: 'false',
+      // The paging links' origin, the same on both sides whatever their ports (docs/api.md §17).
+      PUBLIC_BASE_URL,
       // Single sign-on on (docs/sso.md), for the IdP-token scenario; the curve's services run without.
       ...(idp ? { OIDC_ISSUER: idp.issuer, OIDC_AUDIENCE: idp.audience } : {}),
     },
@@ -143,6 +147,7 @@ export async function startServers(databaseUrl, jwtSecret, idp) {
       DATABASE_URL: databaseUrl,
       JWT_SECRET: jwtSecret,
       DB_POOL_SIZE: String(POOL_SIZE),
+      PUBLIC_BASE_URL,
     },
     profiled('latest-bare-profiles'),
   );
