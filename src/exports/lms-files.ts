@@ -1,5 +1,5 @@
 import { type LmsExportSettings } from '../config/app-config.js';
-import { ModuleRole } from '../course-modules/membership/module-role.js';
+import { ModuleRole } from '../course-modules/modules/module-role.js';
 import { type EffectiveStatus } from '../course-modules/membership/membership-status.js';
 
 /**

@@ -1,4 +1,4 @@
-import { type ModuleRole } from './module-role.js';
+import { type ModuleRole } from '../modules/module-role.js';
 
 /**
  * The membership lifecycle (docs/api.md §15): a role row's stored `status` and its effective status. The

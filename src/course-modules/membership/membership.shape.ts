@@ -1,7 +1,7 @@
 import { fieldsOf } from '../../core/wire-shape.js';
 import { USER_SUMMARY_FIELDS, type UserSummary } from '../../users/user.shape.js';
 import { type EffectiveStatus, type MembershipStatus } from './membership-status.js';
-import { type ModuleRole } from './module-role.js';
+import { type ModuleRole } from '../modules/module-role.js';
 
 /**
  * A membership as the personnel and student lists show it (docs/api.md §15), the one place its fields are

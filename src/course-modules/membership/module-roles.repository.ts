@@ -28,7 +28,7 @@ import {
   type PersonnelFilter,
 } from '../modules/list-params.js';
 import { type PersonnelJson } from '../modules/module.mapper.js';
-import { type ModuleRole } from './module-role.js';
+import { type ModuleRole } from '../modules/module-role.js';
 import {
   effectiveStatusOf,
   grantsRights,

@@ -14,7 +14,7 @@ import {
   ROLE_NOT_HELD_MESSAGE,
 } from '../modules/module.errors.js';
 import { USER_SORT_FIELDS } from '../modules/list-params.js';
-import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from './module-role.js';
+import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from '../modules/module-role.js';
 import { USER_IDS_MESSAGES } from '../modules/module-rules.js';
 import {
   DATES_ORDER_MESSAGE,

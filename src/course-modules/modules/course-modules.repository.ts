@@ -18,7 +18,7 @@ import {
 import { CourseModule } from './course-module.entity.js';
 import { type ModuleListFilter } from './list-params.js';
 import { type ModuleSource, type MyModulesJson, type PersonnelJson } from './module.mapper.js';
-import { type ModuleRole } from '../membership/module-role.js';
+import { type ModuleRole } from './module-role.js';
 import { personnelJsonOf } from '../membership/module-roles.repository.js';
 import { MODULE_FIELDS, type ModuleResponse } from './module.shape.js';
 import { effectiveStatusOf, type EffectiveStatus, grantsRead } from '../membership/membership-status.js';

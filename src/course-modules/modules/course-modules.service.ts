@@ -31,7 +31,7 @@ import {
   toModuleResponse,
 } from './module.mapper.js';
 import { type ModuleResponse } from './module.shape.js';
-import { type ModuleRole } from '../membership/module-role.js';
+import { type ModuleRole } from './module-role.js';
 import { type EffectiveStatus } from '../membership/membership-status.js';
 import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
 import { ModuleTotals, totalsKey } from './module-totals.js';

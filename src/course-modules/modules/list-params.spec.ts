@@ -1,6 +1,6 @@
 import { ValidationFailed } from '../../core/errors.js';
 import { readModuleListParams, readUserListParams } from './list-params.js';
-import { ModuleRole } from '../membership/module-role.js';
+import { ModuleRole } from './module-role.js';
 
 const messageOf = (read: () => unknown) => {
   try {

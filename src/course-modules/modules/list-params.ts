@@ -1,5 +1,5 @@
 import { type Paging, parseSort, type Query, QueryReader, type SortKey } from '../../core/query.js';
-import { INVALID_ROLE_MESSAGE, type ModuleRole, parseModuleRole } from '../membership/module-role.js';
+import { INVALID_ROLE_MESSAGE, type ModuleRole, parseModuleRole } from './module-role.js';
 import {
   EFFECTIVE_STATUSES,
   type EffectiveStatus,

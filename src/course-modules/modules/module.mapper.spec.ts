@@ -10,7 +10,7 @@ import './module.schemas.js';
 import { MODULE_DELETED_FIELDS, MODULE_FIELDS } from './module.shape.js';
 import { MEMBERSHIP_FIELDS, PERSONNEL_MEMBER_FIELDS } from '../membership/membership.shape.js';
 import { MembershipStatus } from '../membership/membership-status.js';
-import { ModuleRole } from '../membership/module-role.js';
+import { ModuleRole } from './module-role.js';
 
 const at = new Date('2026-11-21T08:41:00.123Z');
 const module = (id: number, code = `ABC${id}`): ModuleSource => ({

@@ -3,7 +3,7 @@ import { type Paging } from '../../core/query.js';
 import { type UserSummarySource, toUserSummary } from '../../users/user.mapper.js';
 import { type UserSummary } from '../../users/user.shape.js';
 import { type CourseModule } from './course-module.entity.js';
-import { type ModuleRole } from '../membership/module-role.js';
+import { type ModuleRole } from './module-role.js';
 import { type ModuleResponse } from './module.shape.js';
 import { type PersonnelMember } from '../membership/membership.shape.js';
 import { type MembershipSource } from '../membership/membership-status.js';

@@ -11,7 +11,7 @@ import {
 } from './module.shape.js';
 import { type Membership, PERSONNEL_MEMBER_FIELDS } from '../membership/membership.shape.js';
 import { type ModuleWithPersonnel, type ModuleWithRole } from './module.mapper.js';
-import { MODULE_ROLES } from '../membership/module-role.js';
+import { MODULE_ROLES } from './module-role.js';
 import { EFFECTIVE_STATUSES, MEMBERSHIP_STATUSES } from '../membership/membership-status.js';
 
 const moduleProperties = {

@@ -12,7 +12,7 @@ import { readUserListParams } from '../modules/list-params.js';
 import { type PersonnelMember } from '../membership/membership.shape.js';
 import { AssignedCountSchema, PersonnelListSchema, RemovedCountSchema } from '../modules/module.schemas.js';
 import { ModuleIdParam } from '../modules/module-id.param.js';
-import { parseModuleRole } from '../membership/module-role.js';
+import { parseModuleRole } from '../modules/module-role.js';
 import { ApiModuleUserList, ApiRoleWrite } from '../membership/module-user-routes.js';
 import { PersonnelService, type UserPage } from './personnel.service.js';
 

@@ -26,7 +26,7 @@ import { toPersonnelMember } from '../modules/module.mapper.js';
 import { type PersonnelMember } from '../membership/membership.shape.js';
 import { type Page } from '../../database/sql.js';
 import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
-import { ModuleRole } from '../membership/module-role.js';
+import { ModuleRole } from '../modules/module-role.js';
 
 export interface UserPage<T> {
   users: T[];

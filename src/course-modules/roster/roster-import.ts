@@ -1,7 +1,7 @@
 import { type CsvRow } from '../../csv/csv-reader.js';
 import { PERMISSION_DENIED_MESSAGE } from '../../core/errors.js';
 import { type ModuleViewer } from '../modules/module-access.js';
-import { INVALID_ROLE_MESSAGE, ModuleRole, parseModuleRole } from '../membership/module-role.js';
+import { INVALID_ROLE_MESSAGE, ModuleRole, parseModuleRole } from '../modules/module-role.js';
 import { parseTimestamp } from '../membership/dto/membership-fields.js';
 import { lifecycleChanged } from '../membership/membership-changes.js';
 import {

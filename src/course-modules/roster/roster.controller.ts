@@ -14,7 +14,7 @@ import { INVALID_SORT_MESSAGE, type Query as QueryParams, QueryReader } from '..
 import { readUserListParams } from '../modules/list-params.js';
 import { MODULE_NOT_FOUND_MESSAGE } from '../modules/module.errors.js';
 import { ModuleIdParam } from '../modules/module-id.param.js';
-import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from '../membership/module-role.js';
+import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from '../modules/module-role.js';
 import { EFFECTIVE_STATUSES, INVALID_LIST_STATUS_MESSAGE } from '../membership/membership-status.js';
 import {
   ON_REMOVE_MESSAGE,

@@ -10,7 +10,7 @@ import { readUserListParams } from '../modules/list-params.js';
 import { type PersonnelMember } from '../membership/membership.shape.js';
 import { EnrolledCountSchema, PersonnelListSchema, RemovedCountSchema } from '../modules/module.schemas.js';
 import { ModuleIdParam } from '../modules/module-id.param.js';
-import { ModuleRole } from '../membership/module-role.js';
+import { ModuleRole } from '../modules/module-role.js';
 import { ApiModuleUserList, ApiRoleWrite } from '../membership/module-user-routes.js';
 import { PersonnelService, type UserPage } from '../personnel/personnel.service.js';
 
