@@ -1,6 +1,7 @@
 import { fieldsOf } from '../../core/wire-shape.js';
 import { USER_SUMMARY_FIELDS, type UserSummary } from '../../users/user.shape.js';
-import { type EffectiveStatus, type MembershipStatus } from './membership-status.js';
+import { type EffectiveStatus } from '../modules/effective-status.js';
+import { type MembershipStatus } from './membership-status.js';
 import { type ModuleRole } from '../modules/module-role.js';
 
 /**

@@ -29,9 +29,8 @@ import {
 } from '../modules/list-params.js';
 import { type PersonnelJson } from '../modules/module.mapper.js';
 import { type ModuleRole } from '../modules/module-role.js';
+import { effectiveStatusOf, grantsRights } from '../modules/effective-status.js';
 import {
-  effectiveStatusOf,
-  grantsRights,
   type HeldMembership,
   type MembershipSource,
   type MembershipStatus,

@@ -16,9 +16,9 @@ import {
 import { USER_SORT_FIELDS } from '../modules/list-params.js';
 import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from '../modules/module-role.js';
 import { USER_IDS_MESSAGES } from '../modules/module-rules.js';
+import { EFFECTIVE_STATUSES } from '../modules/effective-status.js';
 import {
   DATES_ORDER_MESSAGE,
-  EFFECTIVE_STATUSES,
   INVALID_LIST_STATUS_MESSAGE,
   INVALID_STATUS_MESSAGE,
   timestampMessage,

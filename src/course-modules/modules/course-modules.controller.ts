@@ -50,12 +50,12 @@ import {
 } from '../rollover/dto/rollover-body.dto.js';
 import { RolloverBodyPipe } from '../rollover/dto/rollover-body.pipe.js';
 import {
+  INVALID_MY_STATUS_MESSAGE,
   MODULE_SORT_FIELDS,
   MY_MODULE_STATUSES,
   readModuleListParams,
   readMyModulesStatus,
 } from './list-params.js';
-import { INVALID_MY_STATUS_MESSAGE } from '../membership/membership-status.js';
 import { DUPLICATE_MODULE_MESSAGE, MODULE_NOT_FOUND_MESSAGE } from './module.errors.js';
 import { type ModuleList, type ModuleWithPersonnel, type MyModules } from './module.mapper.js';
 import { type ModuleResponse } from './module.shape.js';

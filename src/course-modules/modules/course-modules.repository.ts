@@ -21,7 +21,7 @@ import { type ModuleSource, type MyModulesJson, type PersonnelJson } from './mod
 import { type ModuleRole } from './module-role.js';
 import { personnelJsonOf } from '../membership/module-roles.repository.js';
 import { MODULE_FIELDS, type ModuleResponse } from './module.shape.js';
-import { effectiveStatusOf, type EffectiveStatus, grantsRead } from '../membership/membership-status.js';
+import { effectiveStatusOf, type EffectiveStatus, grantsRead } from './effective-status.js';
 
 /*
  * The SQL of this repository, built from validated input only (sort expressions come from the whitelists of

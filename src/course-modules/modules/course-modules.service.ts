@@ -32,7 +32,7 @@ import {
 } from './module.mapper.js';
 import { type ModuleResponse } from './module.shape.js';
 import { type ModuleRole } from './module-role.js';
-import { type EffectiveStatus } from '../membership/membership-status.js';
+import { type EffectiveStatus } from './effective-status.js';
 import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
 import { ModuleTotals, totalsKey } from './module-totals.js';
 import { AnswerBudget } from '../../core/answer-budget.js';

@@ -1,11 +1,7 @@
 import { type Paging, parseSort, type Query, QueryReader, type SortKey } from '../../core/query.js';
 import { INVALID_ROLE_MESSAGE, type ModuleRole, parseModuleRole } from './module-role.js';
-import {
-  EFFECTIVE_STATUSES,
-  type EffectiveStatus,
-  INVALID_LIST_STATUS_MESSAGE,
-  INVALID_MY_STATUS_MESSAGE,
-} from '../membership/membership-status.js';
+import { EFFECTIVE_STATUSES, type EffectiveStatus } from './effective-status.js';
+import { INVALID_LIST_STATUS_MESSAGE } from '../membership/membership-status.js';
 
 /**
  * The Modules API's list parameters: what a client may filter and sort by, read from the query string. The
@@ -102,6 +98,8 @@ export function readUserListParams(query: Query, withRole: boolean, withStatus =
   const sort = parseSort(query.sort, USER_SORT_FIELDS);
   return { paging, role, status, query: text, sort };
 }
+
+export const INVALID_MY_STATUS_MESSAGE = 'status must be one of active, completed, upcoming';
 
 /** The effective statuses `GET /api/modules/me` lists by (docs/api.md §15). */
 export const MY_MODULE_STATUSES = [

@@ -12,7 +12,8 @@ import {
 import { type Membership, PERSONNEL_MEMBER_FIELDS } from '../membership/membership.shape.js';
 import { type ModuleWithPersonnel, type ModuleWithRole } from './module.mapper.js';
 import { MODULE_ROLES } from './module-role.js';
-import { EFFECTIVE_STATUSES, MEMBERSHIP_STATUSES } from '../membership/membership-status.js';
+import { EFFECTIVE_STATUSES } from './effective-status.js';
+import { MEMBERSHIP_STATUSES } from '../membership/membership-status.js';
 
 const moduleProperties = {
   id,

@@ -15,7 +15,8 @@ import { readUserListParams } from '../modules/list-params.js';
 import { MODULE_NOT_FOUND_MESSAGE } from '../modules/module.errors.js';
 import { ModuleIdParam } from '../modules/module-id.param.js';
 import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from '../modules/module-role.js';
-import { EFFECTIVE_STATUSES, INVALID_LIST_STATUS_MESSAGE } from '../membership/membership-status.js';
+import { EFFECTIVE_STATUSES } from '../modules/effective-status.js';
+import { INVALID_LIST_STATUS_MESSAGE } from '../membership/membership-status.js';
 import {
   ON_REMOVE_MESSAGE,
   ON_REMOVE_VALUES,
