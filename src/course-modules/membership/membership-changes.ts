@@ -1,7 +1,7 @@
 import { type MembersChanged } from '../../events/change-event-types.js';
 import { type MembershipChange } from './dto/membership-fields.js';
 import { MembershipStatus } from './membership-status.js';
-import { DatesOutOfOrder } from '../modules/module.errors.js';
+import { DatesOutOfOrder } from './membership.errors.js';
 import { type ModuleRole } from '../modules/module-role.js';
 import { type HeldMembership, type MembershipWrite } from './membership-status.js';
 

@@ -18,7 +18,8 @@ import {
   mayReassign,
   type ModuleViewer,
 } from '../modules/module-access.js';
-import { ModuleNotFound, NotMembers, RoleNotHeld, UserDoesNotExist } from '../modules/module.errors.js';
+import { ModuleNotFound, UserDoesNotExist } from '../modules/module.errors.js';
+import { NotMembers, RoleNotHeld } from '../membership/membership.errors.js';
 import { type MembershipChange } from '../membership/dto/membership-fields.js';
 import { type HeldMembership } from '../membership/membership-status.js';
 import { changeOf, givenFields, membersChange, membershipAfter } from '../membership/membership-changes.js';
