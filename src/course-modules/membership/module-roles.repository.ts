@@ -22,11 +22,7 @@ import {
 import { type UserSummarySource } from '../../users/user.mapper.js';
 import { USER_SUMMARY_JSON } from '../../users/user-summary-json.js';
 import { USER_SUMMARY_COLUMNS } from '../../users/users.repository.js';
-import {
-  DEFAULT_USER_SORT,
-  type ModuleUserListFilter,
-  type PersonnelFilter,
-} from '../modules/list-params.js';
+import { DEFAULT_USER_SORT, type ModuleUserListFilter, type PersonnelFilter } from './member-list-params.js';
 import { type PersonnelJson } from '../modules/module.mapper.js';
 import { type ModuleRole } from '../modules/module-role.js';
 import { effectiveStatusOf, grantsRights } from '../modules/effective-status.js';
@@ -43,7 +39,7 @@ import { CHANGE_EVENTS_NOTIFY, copiedMembersEventRows } from '../../events/chang
 
 /*
  * The SQL of this repository, built from validated input only (sort expressions come from the whitelists of
- * list-params.ts, values are parameters). docs/sql/module-roles.repository.md shows every statement.
+ * member-list-params.ts, values are parameters). docs/sql/module-roles.repository.md shows every statement.
  */
 
 function userTextCondition(params: SqlParams, text: string | undefined): string[] {

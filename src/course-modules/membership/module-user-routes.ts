@@ -10,7 +10,7 @@ import { INVALID_SORT_MESSAGE, PAGING_MESSAGES } from '../../core/query.js';
 import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery, type Schema } from '../../openapi/openapi.js';
 import { MODULE_NOT_FOUND_MESSAGE } from '../modules/module.errors.js';
 import { NOT_MEMBERS_MESSAGE, ROLE_NOT_HELD_MESSAGE } from './membership.errors.js';
-import { USER_SORT_FIELDS } from '../modules/list-params.js';
+import { USER_SORT_FIELDS } from './member-list-params.js';
 import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from '../modules/module-role.js';
 import { USER_IDS_MESSAGES } from '../modules/module-rules.js';
 import { EFFECTIVE_STATUSES } from '../modules/effective-status.js';

@@ -8,7 +8,7 @@ import { type UserSummary } from '../../users/user.shape.js';
 import { UserSummaryListSchema } from '../../users/user.schemas.js';
 import { PersonnelAssignBodyDto, PersonnelBodyDto } from './dto/personnel-body.dto.js';
 import { membershipChangeOf } from '../membership/dto/membership-fields.js';
-import { readUserListParams } from '../modules/list-params.js';
+import { readUserListParams } from '../membership/member-list-params.js';
 import { type PersonnelMember } from '../membership/membership.shape.js';
 import { AssignedCountSchema, PersonnelListSchema, RemovedCountSchema } from '../modules/module.schemas.js';
 import { ModuleIdParam } from '../modules/module-id.param.js';

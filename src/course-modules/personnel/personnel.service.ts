@@ -10,7 +10,7 @@ import { ChangeEventsService } from '../../events/change-events.service.js';
 import { toUserSummary } from '../../users/user.mapper.js';
 import { type UserSummary } from '../../users/user.shape.js';
 import { UsersRepository } from '../../users/users.repository.js';
-import { type UserListParams } from '../modules/list-params.js';
+import { type UserListParams } from '../membership/member-list-params.js';
 import {
   canManageRole,
   canViewPersonnel,

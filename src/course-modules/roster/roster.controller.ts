@@ -11,7 +11,7 @@ import { PERMISSION_DENIED_MESSAGE } from '../../core/errors.js';
 import { ApiErrors, ApiOk, errorResponse, schema } from '../../openapi/openapi.js';
 import { RoleSchema } from '../modules/module.schemas.js';
 import { INVALID_SORT_MESSAGE, type Query as QueryParams, QueryReader } from '../../core/query.js';
-import { readUserListParams } from '../modules/list-params.js';
+import { readUserListParams } from '../membership/member-list-params.js';
 import { MODULE_NOT_FOUND_MESSAGE } from '../modules/module.errors.js';
 import { ModuleIdParam } from '../modules/module-id.param.js';
 import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from '../modules/module-role.js';

@@ -6,7 +6,7 @@ import { type AuthUser, CurrentUser } from '../../core/decorators.js';
 import { type Query as QueryParams } from '../../core/query.js';
 import { StudentsBodyDto, StudentsEnrolBodyDto } from '../personnel/dto/personnel-body.dto.js';
 import { membershipChangeOf } from '../membership/dto/membership-fields.js';
-import { readUserListParams } from '../modules/list-params.js';
+import { readUserListParams } from '../membership/member-list-params.js';
 import { type PersonnelMember } from '../membership/membership.shape.js';
 import { EnrolledCountSchema, PersonnelListSchema, RemovedCountSchema } from '../modules/module.schemas.js';
 import { ModuleIdParam } from '../modules/module-id.param.js';
