@@ -2,18 +2,15 @@
 import { type PerField } from '../../core/wire-shape.js';
 import { id, timestamp } from '../../openapi/common.js';
 import { pagedSchema, schema, type Schema, shapeSchema } from '../../openapi/openapi.js';
-import { UserSummarySchema, userSummaryProperties } from '../../users/user.schemas.js';
+import { UserSummarySchema } from '../../users/user.schemas.js';
 import {
   type ModuleDeleted,
   MODULE_DELETED_FIELDS,
   MODULE_FIELDS,
   type ModuleResponse,
 } from './module.shape.js';
-import { type Membership, PERSONNEL_MEMBER_FIELDS } from '../membership/membership.shape.js';
 import { type ModuleWithPersonnel, type ModuleWithRole } from './module.mapper.js';
 import { MODULE_ROLES } from './module-role.js';
-import { EFFECTIVE_STATUSES } from './effective-status.js';
-import { MEMBERSHIP_STATUSES } from '../membership/membership-status.js';
 
 const moduleProperties = {
   id,
@@ -42,37 +39,6 @@ export const RoleSchema = schema('ModuleRole', {
   enum: [...MODULE_ROLES],
   example: 'Lecturer',
 });
-
-/** A User summary with the user's membership of one module (personnel and students lists). */
-const membershipProperties = {
-  role: RoleSchema,
-  status: { type: 'string', enum: [...MEMBERSHIP_STATUSES], example: 'active' },
-  starts_at: {
-    type: 'string',
-    format: 'date-time',
-    nullable: true,
-    description: 'Null: open.',
-    example: '2026-09-01T08:00:00.000Z',
-  },
-  ends_at: {
-    type: 'string',
-    format: 'date-time',
-    nullable: true,
-    description: 'Null: open.',
-    example: null,
-  },
-  effective_status: {
-    type: 'string',
-    enum: [...EFFECTIVE_STATUSES],
-    description: 'What the membership amounts to now (docs/api.md §15).',
-    example: 'active',
-  },
-} satisfies PerField<Membership, Schema>;
-
-const PersonSchema = schema(
-  'ModulePerson',
-  shapeSchema(PERSONNEL_MEMBER_FIELDS, { ...userSummaryProperties, ...membershipProperties }),
-);
 
 export const ModuleWithPersonnelSchema = schema('ModuleWithPersonnel', {
   type: 'object',
@@ -168,8 +134,6 @@ export const RolloverResultSchema = schema('RolloverResult', {
     dry_run: { type: 'boolean', example: false },
   },
 });
-
-export const PersonnelListSchema = schema('PersonnelList', pagedSchema('users', PersonSchema));
 
 const count = (name: string, key: string) =>
   schema(name, {

@@ -10,7 +10,8 @@ import { PersonnelAssignBodyDto, PersonnelBodyDto } from './dto/personnel-body.d
 import { membershipChangeOf } from '../membership/dto/membership-fields.js';
 import { readUserListParams } from '../membership/member-list-params.js';
 import { type PersonnelMember } from '../membership/membership.shape.js';
-import { AssignedCountSchema, PersonnelListSchema, RemovedCountSchema } from '../modules/module.schemas.js';
+import { AssignedCountSchema, RemovedCountSchema } from '../modules/module.schemas.js';
+import { PersonnelListSchema } from '../membership/membership.schemas.js';
 import { ModuleIdParam } from '../modules/module-id.param.js';
 import { parseModuleRole } from '../modules/module-role.js';
 import { ApiModuleUserList, ApiRoleWrite } from '../membership/module-user-routes.js';

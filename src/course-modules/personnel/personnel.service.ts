@@ -23,7 +23,7 @@ import { NotMembers, RoleNotHeld } from '../membership/membership.errors.js';
 import { type MembershipChange } from '../membership/dto/membership-fields.js';
 import { type HeldMembership } from '../membership/membership-status.js';
 import { changeOf, givenFields, membersChange, membershipAfter } from '../membership/membership-changes.js';
-import { toPersonnelMember } from '../modules/module.mapper.js';
+import { toPersonnelMember } from '../membership/membership.mapper.js';
 import { type PersonnelMember } from '../membership/membership.shape.js';
 import { type Page } from '../../database/sql.js';
 import { ModuleRolesRepository } from '../membership/module-roles.repository.js';

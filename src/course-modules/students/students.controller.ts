@@ -8,7 +8,8 @@ import { StudentsBodyDto, StudentsEnrolBodyDto } from '../personnel/dto/personne
 import { membershipChangeOf } from '../membership/dto/membership-fields.js';
 import { readUserListParams } from '../membership/member-list-params.js';
 import { type PersonnelMember } from '../membership/membership.shape.js';
-import { EnrolledCountSchema, PersonnelListSchema, RemovedCountSchema } from '../modules/module.schemas.js';
+import { EnrolledCountSchema, RemovedCountSchema } from '../modules/module.schemas.js';
+import { PersonnelListSchema } from '../membership/membership.schemas.js';
 import { ModuleIdParam } from '../modules/module-id.param.js';
 import { ModuleRole } from '../modules/module-role.js';
 import { ApiModuleUserList, ApiRoleWrite } from '../membership/module-user-routes.js';
