@@ -45,3 +45,13 @@ export interface MembershipWrite {
   startsAt: Date | null;
   endsAt: Date | null;
 }
+
+/** A module's member with the membership, as the roster import reads them (ModuleRolesRepository.lockMembers). */
+export interface Member {
+  id: number;
+  username: string;
+  role: ModuleRole;
+  status: MembershipStatus;
+  startsAt: Date | null;
+  endsAt: Date | null;
+}

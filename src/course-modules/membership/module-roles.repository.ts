@@ -25,11 +25,11 @@ import { type ModuleRole } from '../modules/module-role.js';
 import { effectiveStatusOf, grantsRights } from '../modules/effective-status.js';
 import {
   type HeldMembership,
+  type Member,
   type MembershipSource,
   type MembershipStatus,
   type MembershipWrite,
 } from './membership-status.js';
-import { type Member } from '../roster/roster-import.js';
 import { UserModuleRole } from './user-module-role.entity.js';
 import { type ChangeEventType, type NewChangeEvent } from '../../events/change-event-types.js';
 import { CHANGE_EVENTS_NOTIFY, copiedMembersEventRows } from '../../events/change-events.repository.js';
