@@ -20,6 +20,7 @@ import { MembershipSweep } from './membership/membership-sweep.js';
 import { MembersController } from './membership/members.controller.js';
 import { PersonnelController } from './personnel/personnel.controller.js';
 import { PersonnelService } from './personnel/personnel.service.js';
+import { CourseModulesController as RolloverController } from './rollover/rollover.controller.js';
 import { RolloverService } from './rollover/rollover.service.js';
 import { RosterController } from './roster/roster.controller.js';
 import { RosterService } from './roster/roster.service.js';
@@ -32,6 +33,7 @@ import { UserModulesController } from './membership/user-modules.controller.js';
   imports: [TypeOrmModule.forFeature([CourseModule, UserModuleRole]), UsersModule, AuditModule, EventsModule],
   controllers: [
     CourseModulesController,
+    RolloverController,
     PersonnelController,
     MembersController,
     StudentsController,
