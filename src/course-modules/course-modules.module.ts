@@ -26,7 +26,7 @@ import { RosterController } from './roster/roster.controller.js';
 import { RosterService } from './roster/roster.service.js';
 import { StudentsController } from './students/students.controller.js';
 import { UserModuleRole } from './membership/user-module-role.entity.js';
-import { UserModulesController } from './membership/user-modules.controller.js';
+import { UserModulesController } from './modules/user-modules.controller.js';
 
 /** Modules API with personnel and students (docs/api.md §4), and each user's modules. */
 @Module({
