@@ -10,11 +10,11 @@ import { PersonnelAssignBodyDto, PersonnelBodyDto } from './dto/personnel-body.d
 import { membershipChangeOf } from '../membership/dto/membership-fields.js';
 import { readUserListParams } from '../membership/member-list-params.js';
 import { type PersonnelMember } from '../membership/membership.shape.js';
-import { AssignedCountSchema, RemovedCountSchema } from '../modules/module.schemas.js';
+import { AssignedCountSchema, RemovedCountSchema } from './personnel.schemas.js';
 import { PersonnelListSchema } from '../membership/membership.schemas.js';
 import { ModuleIdParam } from '../modules/module-id.param.js';
 import { parseModuleRole } from '../modules/module-role.js';
-import { ApiModuleUserList, ApiRoleWrite } from '../membership/module-user-routes.js';
+import { ApiModuleUserList, ApiRoleWrite } from './module-user-routes.js';
 import { PersonnelService, type UserPage } from './personnel.service.js';
 
 /** docs/api.md §4.1: who holds which role in a module. */
