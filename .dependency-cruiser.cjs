@@ -9,6 +9,14 @@
  * the infrastructure: csv/ → openapi/ → http/ → core/ → config/, csv/ → uploads/ → core/, observability/ → config/,
  * database/ and storage/ use core/ and config/ only, redis/ config/ only. No other edge between folders is allowed, so the
  * folders form a graph without cycles (docs/architecture.md draws it).
+ *
+ * Inside course-modules/ the sub-folders form an order too (docs/architecture.md, "course-modules/ inside"):
+ *
+ *   personnel, roster, rollover ──► membership ──► modules
+ *
+ * modules/ (the module, its roles, the access rule, the module routes) imports no other sub-folder; membership/ (the
+ * role rows, their lifecycle and summaries) imports modules/ only; each use case above imports modules/ and
+ * membership/, never another use case. Only course-modules.module.ts imports them all.
  */
 const FEATURES = 'auth|users|course-modules|health|webhooks|tokens|scim|exports';
 /** Shared infrastructure that knows no feature. */
@@ -134,6 +142,31 @@ module.exports = {
       'auth|health',
       'course-modules/ builds on users/ only.',
     ),
+    {
+      name: 'course-modules-modules-is-the-base',
+      comment:
+        'course-modules/modules/ (the module, its roles, the access rule, the module routes) imports no other sub-folder.',
+      severity: 'error',
+      from: { path: '^src/course-modules/modules/' },
+      to: { path: '^src/course-modules/', pathNot: '^src/course-modules/modules/' },
+    },
+    {
+      name: 'course-modules-membership-uses-modules-only',
+      comment:
+        'course-modules/membership/ (role rows, their lifecycle and summaries) builds on modules/ only.',
+      severity: 'error',
+      from: { path: '^src/course-modules/membership/' },
+      to: { path: '^src/course-modules/', pathNot: '^src/course-modules/(modules|membership)/' },
+    },
+    {
+      name: 'course-modules-use-cases-use-modules-and-membership-only',
+      comment:
+        'Each other sub-folder of course-modules/ (personnel/, roster/, rollover/) is a use case: it builds on ' +
+        'modules/ and membership/, and no use case imports another.',
+      severity: 'error',
+      from: { path: '^src/course-modules/(?!modules/|membership/)([^/]+)/' },
+      to: { path: '^src/course-modules/', pathNot: '^src/course-modules/(modules|membership|$1)/' },
+    },
     forbid(
       'webhooks-uses-audit-and-events-only',
       'webhooks',
