@@ -31,6 +31,18 @@ const forbid = (name, from, to, comment) => ({
   to: { path: `^src/(${to})/` },
 });
 
+/**
+ * A rule letting files of the course-modules/ sub-folder(s) `from` (a pattern; `$1` in `mayImport` is its group)
+ * import no course-modules/ file outside the sub-folders `mayImport`.
+ */
+const inCourseModules = (name, from, mayImport, comment) => ({
+  name,
+  comment,
+  severity: 'error',
+  from: { path: `^src/course-modules/${from}` },
+  to: { path: '^src/course-modules/', pathNot: `^src/course-modules/(${mayImport})/` },
+});
+
 module.exports = {
   forbidden: [
     {
@@ -142,31 +154,25 @@ module.exports = {
       'auth|health',
       'course-modules/ builds on users/ only.',
     ),
-    {
-      name: 'course-modules-modules-is-the-base',
-      comment:
-        'course-modules/modules/ (the module, its roles, the access rule, the module routes) imports no other sub-folder.',
-      severity: 'error',
-      from: { path: '^src/course-modules/modules/' },
-      to: { path: '^src/course-modules/', pathNot: '^src/course-modules/modules/' },
-    },
-    {
-      name: 'course-modules-membership-uses-modules-only',
-      comment:
-        'course-modules/membership/ (role rows, their lifecycle and summaries) builds on modules/ only.',
-      severity: 'error',
-      from: { path: '^src/course-modules/membership/' },
-      to: { path: '^src/course-modules/', pathNot: '^src/course-modules/(modules|membership)/' },
-    },
-    {
-      name: 'course-modules-use-cases-use-modules-and-membership-only',
-      comment:
-        'Each other sub-folder of course-modules/ (personnel/, roster/, rollover/) is a use case: it builds on ' +
+    inCourseModules(
+      'course-modules-modules-is-the-base',
+      'modules/',
+      'modules',
+      'course-modules/modules/ (the module, its roles, the access rule, the module routes) imports no other sub-folder.',
+    ),
+    inCourseModules(
+      'course-modules-membership-uses-modules-only',
+      'membership/',
+      'modules|membership',
+      'course-modules/membership/ (role rows, their lifecycle and summaries) builds on modules/ only.',
+    ),
+    inCourseModules(
+      'course-modules-use-cases-use-modules-and-membership-only',
+      '(?!modules/|membership/)([^/]+)/',
+      'modules|membership|$1',
+      'Each other sub-folder of course-modules/ (personnel/, roster/, rollover/) is a use case: it builds on ' +
         'modules/ and membership/, and no use case imports another.',
-      severity: 'error',
-      from: { path: '^src/course-modules/(?!modules/|membership/)([^/]+)/' },
-      to: { path: '^src/course-modules/', pathNot: '^src/course-modules/(modules|membership|$1)/' },
-    },
+    ),
     forbid(
       'webhooks-uses-audit-and-events-only',
       'webhooks',
