@@ -9,6 +9,14 @@
  * the infrastructure: csv/ → openapi/ → http/ → core/ → config/, csv/ → uploads/ → core/, observability/ → config/,
  * database/ and storage/ use core/ and config/ only, redis/ config/ only. No other edge between folders is allowed, so the
  * folders form a graph without cycles (docs/architecture.md draws it).
+ *
+ * Inside course-modules/ the sub-folders form an order too (docs/architecture.md, "course-modules/ inside"):
+ *
+ *   personnel, roster, rollover ──► membership ──► modules
+ *
+ * modules/ (the module, its roles, the access rule, the module routes) imports no other sub-folder; membership/ (the
+ * role rows, their lifecycle and summaries) imports modules/ only; each use case above imports modules/ and
+ * membership/, never another use case. Only course-modules.module.ts imports them all.
  */
 const FEATURES = 'auth|users|course-modules|health|webhooks|tokens|scim|exports';
 /** Shared infrastructure that knows no feature. */
@@ -21,6 +29,18 @@ const forbid = (name, from, to, comment) => ({
   severity: 'error',
   from: { path: `^src/(${from})/` },
   to: { path: `^src/(${to})/` },
+});
+
+/**
+ * A rule letting files of the course-modules/ sub-folder(s) `from` (a pattern; `$1` in `mayImport` is its group)
+ * import no course-modules/ file outside the sub-folders `mayImport`.
+ */
+const inCourseModules = (name, from, mayImport, comment) => ({
+  name,
+  comment,
+  severity: 'error',
+  from: { path: `^src/course-modules/${from}` },
+  to: { path: '^src/course-modules/', pathNot: `^src/course-modules/(${mayImport})/` },
 });
 
 module.exports = {
@@ -133,6 +153,25 @@ module.exports = {
       'course-modules',
       'auth|health',
       'course-modules/ builds on users/ only.',
+    ),
+    inCourseModules(
+      'course-modules-modules-is-the-base',
+      'modules/',
+      'modules',
+      'course-modules/modules/ (the module, its roles, the access rule, the module routes) imports no other sub-folder.',
+    ),
+    inCourseModules(
+      'course-modules-membership-uses-modules-only',
+      'membership/',
+      'modules|membership',
+      'course-modules/membership/ (role rows, their lifecycle and summaries) builds on modules/ only.',
+    ),
+    inCourseModules(
+      'course-modules-use-cases-use-modules-and-membership-only',
+      '(?!modules/|membership/)([^/]+)/',
+      'modules|membership|$1',
+      'Each other sub-folder of course-modules/ (personnel/, roster/, rollover/) is a use case: it builds on ' +
+        'modules/ and membership/, and no use case imports another.',
     ),
     forbid(
       'webhooks-uses-audit-and-events-only',

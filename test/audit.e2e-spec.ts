@@ -1,7 +1,7 @@
 // The audit trail: reading it (GET /api/audit) and what each write records.
 // One file for these, not one each: Jest evaluates the whole application once per test file (docs/testing.md).
 import { AuditService } from '../src/audit/audit.service.js';
-import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { useTestApp } from './support/app.js';
 import { auditEvents } from './support/csv.js';
 import {

@@ -1,6 +1,6 @@
 import { type OpenAPIObject, type RequestBodyObject } from '@nestjs/swagger';
 import { DOCS_JSON_PATH, DOCS_PATH } from '../src/openapi/setup.js';
-import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { type TestApp, useTestApp } from './support/app.js';
 import { CONSOLE_CLIENT_ID, TEST_AUDIENCE, TestIdp } from './support/idp.js';
 import {

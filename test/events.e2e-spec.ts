@@ -1,7 +1,7 @@
 // The change feed (GET /api/events): reads, long-poll fan-out, the horizon, retention on a large backlog.
 // One file for these, not one each: Jest evaluates the whole application once per test file (docs/testing.md).
 import pg from 'pg';
-import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { ChangeEventsRepository } from '../src/events/change-events.repository.js';
 import { ChangeEventsService } from '../src/events/change-events.service.js';
 import { Metrics } from '../src/observability/metrics.js';

@@ -1,4 +1,4 @@
-import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { ONEROSTER_HEADERS, CANVAS_HEADERS, MANIFEST_FILES } from '../src/exports/lms-files.js';
 import { useTestApp } from './support/app.js';
 import { auditEvents } from './support/csv.js';

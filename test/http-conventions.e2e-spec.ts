@@ -1,6 +1,6 @@
 // HTTP conventions for integrators (docs/api.md §17): paging links, validators, preconditions, idempotent retries.
 // One file for these, not one each: Jest evaluates the whole application once per test file (docs/testing.md).
-import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { startTestApp, type TestApp, useTestApp } from './support/app.js';
 import { assignRole, makeModule, makeUser, tokenFor } from './support/factories.js';
 import { freshAdmin } from './support/fresh-admin.js';

@@ -1,5 +1,5 @@
 // Validators and preconditions (docs/api.md §17): ETag, If-None-Match → 304, If-Match → 412, REQUIRE_IF_MATCH → 428.
-import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { useTestApp } from './support/app.js';
 import { assignRole, makeModule, makeUser, tokenFor } from './support/factories.js';
 import { freshAdmin } from './support/fresh-admin.js';

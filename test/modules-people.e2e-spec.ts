@@ -2,7 +2,7 @@
 // One file for these, not one each: Jest evaluates the whole application once per test file (docs/testing.md).
 import http from 'node:http';
 import pg from 'pg';
-import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { testDatabaseUrl, useTestApp } from './support/app.js';
 import { auditEvents, csvLines, postCsv } from './support/csv.js';
 import {

@@ -1,7 +1,7 @@
 // Reading modules: the list and search, one module, the JSON PostgreSQL builds, and the answers when the database fails.
 // One file for these, not one each: Jest evaluates the whole application once per test file (docs/testing.md).
 import pg from 'pg';
-import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import {
   type RunDatabase,
   scratchDatabase,

@@ -1,5 +1,5 @@
 import { type DataSource, type EntityManager, type QueryRunner } from 'typeorm';
-import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { useTestApp } from './support/app.js';
 import {
   assignRole,

@@ -3,7 +3,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { startTestApp, type TestApp, useTestApp } from './support/app.js';
 import { assignRole, makeModule, makeUser, type ModuleRow, tokenFor } from './support/factories.js';
 import { freshAdmin } from './support/fresh-admin.js';

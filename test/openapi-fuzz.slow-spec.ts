@@ -7,7 +7,7 @@ import {
   type RequestBodyObject,
   type SchemaObject,
 } from '@nestjs/swagger';
-import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { assignRole, makeModule, makeUser, tokenFor, type UserRow } from './support/factories.js';
 import { deref, DocumentValidator, type DocOperation, fetchDocument, routeKey } from './support/openapi.js';

@@ -2,7 +2,7 @@ import { type DataSource, type EntityManager } from 'typeorm';
 import { toPaging } from '../src/core/query.js';
 import { CourseModulesRepository } from '../src/course-modules/modules/course-modules.repository.js';
 import { ModuleRolesRepository } from '../src/course-modules/membership/module-roles.repository.js';
-import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { UsersRepository } from '../src/users/users.repository.js';
 import { useTestApp } from './support/app.js';
 import { assignRole, makeModule, makeUser } from './support/factories.js';

@@ -11,7 +11,7 @@ import {
 import { client, type Client } from './support/http.js';
 import { CONSOLE_CLIENT_ID, makeSigningKey, TEST_AUDIENCE, TestIdp, freePort } from './support/idp.js';
 import { eventually } from './support/users-helpers.js';
-import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { AdminBootstrap } from '../src/auth/admin-bootstrap.js';
 
 const INVALID = { success: false, data: null, message: 'Invalid or expired token' };

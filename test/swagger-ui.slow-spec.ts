@@ -4,7 +4,7 @@ import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startTestApp, type TestApp } from './support/app.js';
 import { decodeJwt } from 'jose';
-import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { assignRole, DEFAULT_PASSWORD, makeModule, makeUser, tokenFor } from './support/factories.js';
 import { CONSOLE_CLIENT_ID, TEST_AUDIENCE, TestIdp } from './support/idp.js';
 import { client } from './support/http.js';

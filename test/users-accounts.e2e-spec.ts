@@ -2,7 +2,7 @@
 // One file for these, not one each: Jest evaluates the whole application once per test file (docs/testing.md).
 import { jest } from '@jest/globals';
 import { Clock } from '../src/core/clock.js';
-import { ModuleRole } from '../src/course-modules/membership/module-role.js';
+import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { USER_ACCOUNT_FIELDS, USER_SUMMARY_FIELDS } from '../src/users/user.shape.js';
 import { startTestApp, type TestApp, useTestApp } from './support/app.js';
 import { auditEvents, csvLines, postCsv } from './support/csv.js';

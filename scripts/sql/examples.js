@@ -158,6 +158,7 @@ export const EXAMPLES = {
         extra: { 'no bound (the largest int)': 2_147_483_647 },
       },
     ],
+    holdersJson: { args: ['201'] },
     insert: { args: [{ code: 'CS201', year: 2026, description: 'Compilers', credits: 30 }, TX] },
     lockValues: { args: ['201', TX] },
     replace: { args: ['201', { code: 'CS103', year: 2026, description: null, credits: 30 }, TX] },
@@ -207,7 +208,6 @@ export const EXAMPLES = {
     ],
     streamPersonnel: { args: [{ moduleId: '201', role: 'Student', query: 'car', sort: [] }] },
     eligiblePage: { args: [{ moduleId: '201', query: 'ad', sort: [], paging: PAGING }] },
-    holdersJson: { args: ['201'] },
     lockMembers: { args: ['201', TX] },
     lockHeld: { args: ['201', ['102', '103'], TX] },
     writeMemberships: {

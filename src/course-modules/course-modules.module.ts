@@ -17,21 +17,23 @@ import { ModuleFiles } from './modules/module-files.js';
 import { ModuleRolesRepository } from './membership/module-roles.repository.js';
 import { ModuleTotals } from './modules/module-totals.js';
 import { MembershipSweep } from './membership/membership-sweep.js';
-import { MembersController } from './membership/members.controller.js';
+import { MembersController } from './personnel/members.controller.js';
 import { PersonnelController } from './personnel/personnel.controller.js';
 import { PersonnelService } from './personnel/personnel.service.js';
+import { CourseModulesController as RolloverController } from './rollover/rollover.controller.js';
 import { RolloverService } from './rollover/rollover.service.js';
 import { RosterController } from './roster/roster.controller.js';
 import { RosterService } from './roster/roster.service.js';
-import { StudentsController } from './students/students.controller.js';
+import { StudentsController } from './personnel/students.controller.js';
 import { UserModuleRole } from './membership/user-module-role.entity.js';
-import { UserModulesController } from './membership/user-modules.controller.js';
+import { UserModulesController } from './modules/user-modules.controller.js';
 
 /** Modules API with personnel and students (docs/api.md §4), and each user's modules. */
 @Module({
   imports: [TypeOrmModule.forFeature([CourseModule, UserModuleRole]), UsersModule, AuditModule, EventsModule],
   controllers: [
     CourseModulesController,
+    RolloverController,
     PersonnelController,
     MembersController,
     StudentsController,

@@ -1,4 +1,4 @@
-import { type EffectiveStatus } from '../course-modules/membership/membership-status.js';
+import { type EffectiveStatus } from '../course-modules/modules/effective-status.js';
 import { parseInt32, type Query, QueryReader } from '../core/query.js';
 import { INCLUDABLE, type Profile, type UserKey } from './lms-files.js';
 

@@ -4,7 +4,7 @@ import { type Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { effectiveStatusOf, type EffectiveStatus } from '../course-modules/membership/membership-status.js';
+import { effectiveStatusOf, type EffectiveStatus } from '../course-modules/modules/effective-status.js';
 import { exportBounds, openSnapshot, type Snapshot } from '../database/query-stream.js';
 import { type Profile } from './lms-files.js';
 

@@ -1,4 +1,4 @@
-import { ModuleRole } from '../course-modules/membership/module-role.js';
+import { ModuleRole } from '../course-modules/modules/module-role.js';
 import { DEFAULT_CONFIG } from '../testing/fakes.js';
 import { readExportParams } from './export-params.js';
 import { dropPercent } from './exports.service.js';

@@ -1,6 +1,6 @@
 import { type LmsExportSettings } from '../config/app-config.js';
-import { ModuleRole } from '../course-modules/membership/module-role.js';
-import { type EffectiveStatus } from '../course-modules/membership/membership-status.js';
+import { ModuleRole } from '../course-modules/modules/module-role.js';
+import { type EffectiveStatus } from '../course-modules/modules/effective-status.js';
 
 /**
  * The files of the LMS roster exports (docs/api.md §16) as pure functions: identifiers, names, and one CSV

@@ -1,7 +1,7 @@
 import jwt, { type Algorithm } from 'jsonwebtoken';
 import { type DataSource } from 'typeorm';
 import { hashPassword } from '../../src/users/argon2.js';
-import { type ModuleRole } from '../../src/course-modules/membership/module-role.js';
+import { type ModuleRole } from '../../src/course-modules/modules/module-role.js';
 import { TEST_JWT_SECRET } from './app.js';
 
 export const DEFAULT_PASSWORD = 'correct-horse-battery';

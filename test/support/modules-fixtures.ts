@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type DataSource } from 'typeorm';
-import { ModuleRole } from '../../src/course-modules/membership/module-role.js';
+import { ModuleRole } from '../../src/course-modules/modules/module-role.js';
 import { StorageService } from '../../src/storage/storage.service.js';
 import { type TestApp } from './app.js';
 import { assignRole, makeModule, makeUser, type ModuleRow, type UserRow } from './factories.js';

@@ -1,8 +1,8 @@
 import { type MembersChanged } from '../../events/change-event-types.js';
 import { type MembershipChange } from './dto/membership-fields.js';
 import { MembershipStatus } from './membership-status.js';
-import { DatesOutOfOrder } from '../modules/module.errors.js';
-import { type ModuleRole } from './module-role.js';
+import { DatesOutOfOrder } from './membership.errors.js';
+import { type ModuleRole } from '../modules/module-role.js';
 import { type HeldMembership, type MembershipWrite } from './membership-status.js';
 
 /** How a write changes memberships, and the `module.members_changed` event that reports it (docs/api.md §12, §15). */

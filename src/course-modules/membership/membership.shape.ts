@@ -1,12 +1,13 @@
 import { fieldsOf } from '../../core/wire-shape.js';
 import { USER_SUMMARY_FIELDS, type UserSummary } from '../../users/user.shape.js';
-import { type EffectiveStatus, type MembershipStatus } from './membership-status.js';
-import { type ModuleRole } from './module-role.js';
+import { type EffectiveStatus } from '../modules/effective-status.js';
+import { type MembershipStatus } from './membership-status.js';
+import { type ModuleRole } from '../modules/module-role.js';
 
 /**
  * A membership as the personnel and student lists show it (docs/api.md §15), the one place its fields are
- * written: the mapper (`toPersonnelMember`, module.mapper.ts) and the OpenAPI schema (`ModulePerson`,
- * module.schemas.ts) each hold one entry per field, checked against these interfaces when the project compiles
+ * written: the mapper (`toPersonnelMember`, membership.mapper.ts) and the OpenAPI schema (`ModulePerson`,
+ * membership.schemas.ts) each hold one entry per field, checked against these interfaces when the project compiles
  * (core/wire-shape.ts).
  */
 export interface Membership {

@@ -2,7 +2,6 @@ import { type Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, Repository } from 'typeorm';
-import { preparedQuery } from '../../database/prepared.js';
 import { type AppConfig } from '../../config/app-config.js';
 import { type SortKey } from '../../core/query.js';
 import { APP_CONFIG } from '../../config/config.module.js';
@@ -20,31 +19,24 @@ import {
   whereClause,
 } from '../../database/sql.js';
 import { type UserSummarySource } from '../../users/user.mapper.js';
-import { USER_SUMMARY_JSON } from '../../users/user-summary-json.js';
 import { USER_SUMMARY_COLUMNS } from '../../users/users.repository.js';
+import { DEFAULT_USER_SORT, type ModuleUserListFilter, type PersonnelFilter } from './member-list-params.js';
+import { type ModuleRole } from '../modules/module-role.js';
+import { effectiveStatusOf, grantsRights } from '../modules/effective-status.js';
 import {
-  DEFAULT_USER_SORT,
-  type ModuleUserListFilter,
-  type PersonnelFilter,
-} from '../modules/list-params.js';
-import { type PersonnelJson } from '../modules/module.mapper.js';
-import { type ModuleRole } from './module-role.js';
-import {
-  effectiveStatusOf,
-  grantsRights,
   type HeldMembership,
+  type Member,
   type MembershipSource,
   type MembershipStatus,
   type MembershipWrite,
 } from './membership-status.js';
-import { type Member } from '../roster/roster-import.js';
 import { UserModuleRole } from './user-module-role.entity.js';
 import { type ChangeEventType, type NewChangeEvent } from '../../events/change-event-types.js';
 import { CHANGE_EVENTS_NOTIFY, copiedMembersEventRows } from '../../events/change-events.repository.js';
 
 /*
  * The SQL of this repository, built from validated input only (sort expressions come from the whitelists of
- * list-params.ts, values are parameters). docs/sql/module-roles.repository.md shows every statement.
+ * member-list-params.ts, values are parameters). docs/sql/module-roles.repository.md shows every statement.
  */
 
 function userTextCondition(params: SqlParams, text: string | undefined): string[] {
@@ -117,24 +109,6 @@ export function eligibleUsersQuery(filter: ModuleUserListFilter): SqlQuery {
   );
   return { sql, params: params.values };
 }
-
-/**
- * Everyone holding an effective `active` role in the module whose id is `moduleId` (an SQL expression), for the
- * single read (docs/api.md §15), as the
- * JSON text of the four lists (comma-joined User summaries, ordered by username case-insensitively, then id) in
- * one row: built by PostgreSQL, since a module may have thousands of people. `when`, if given, is a condition
- * on the outer row: when false the lists are empty and no role row is read.
- */
-export const personnelJsonOf = (moduleId: string, when?: string) => `SELECT
-    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Lecturer'), '') AS lecturers,
-    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'AssistantLecturer'), '') AS assistants,
-    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Tutor'), '') AS tutors,
-    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Student'), '') AS students
-  FROM (SELECT r.role, lower(u.username) AS lu, u.id, ${USER_SUMMARY_JSON} AS j
-        FROM user_module_roles r JOIN users u ON u.id = r.user_id
-        WHERE r.module_id = ${moduleId} AND ${grantsRights('r')}${when ? ` AND ${when}` : ''}) people`;
-
-const MODULE_PERSONNEL_JSON_SQL = personnelJsonOf('$1');
 
 /** A role row written by a rollover: decimal ids. */
 /** What a rollover's member copy wrote: role rows by target module id, and change events by type. */
@@ -215,16 +189,6 @@ export class ModuleRolesRepository {
   async eligiblePage(filter: ModuleUserListFilter): Promise<Page<UserSummarySource>> {
     const { sql, params } = eligibleUsersQuery(filter);
     return splitPage(await this.roles.query<PageRow<UserSummarySource>[]>(sql, params));
-  }
-
-  /** Everyone holding a role in the module, by username (case-insensitive), as JSON text for the single read. */
-  async holdersJson(moduleId: string): Promise<PersonnelJson> {
-    const [row] = await preparedQuery<PersonnelJson>(
-      this.roles.manager.connection,
-      MODULE_PERSONNEL_JSON_SQL,
-      [moduleId],
-    );
-    return row;
   }
 
   /** Every member with their role and membership, locked until commit. */

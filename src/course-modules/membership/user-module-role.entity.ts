@@ -12,7 +12,7 @@ import {
 import { User } from '../../users/user.entity.js';
 import { CourseModule } from '../modules/course-module.entity.js';
 import { MembershipStatus } from './membership-status.js';
-import { ModuleRole } from './module-role.js';
+import { ModuleRole } from '../modules/module-role.js';
 
 /** The effective status a change event last reported for a row (migration MembershipLifecycle). */
 const REPORTED_STATUSES = ['active', 'upcoming', 'completed', 'inactive'];

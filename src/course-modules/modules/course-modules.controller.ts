@@ -1,6 +1,6 @@
 import { ApiIfMatch, ApiSingleRead } from '../../openapi/openapi.js';
 import { currentETag, IfMatch, Preconditions } from '../../core/preconditions.js';
-import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { type FastifyReply } from 'fastify';
 import {
@@ -26,14 +26,8 @@ import {
   ModuleSchema,
   ModuleWithPersonnelSchema,
   MyModulesSchema,
-  RolloverResultSchema,
 } from './module.schemas.js';
-import {
-  INVALID_SORT_MESSAGE,
-  type Query as QueryParams,
-  QueryReader,
-  PAGING_MESSAGES,
-} from '../../core/query.js';
+import { INVALID_SORT_MESSAGE, type Query as QueryParams, PAGING_MESSAGES } from '../../core/query.js';
 import { type RequestContext } from '../../audit/audit-actions.js';
 import { RequestCtx } from '../../audit/request-context.decorator.js';
 import { bulkDeleteMessage, type BulkDeleteResult } from './bulk-delete.js';
@@ -42,26 +36,16 @@ import { BulkDeleteDto } from './dto/bulk-delete.dto.js';
 import { ModuleBodyDto, type ModuleInput } from './dto/module-body.dto.js';
 import { ModuleBodyPipe } from './dto/module-body.pipe.js';
 import {
-  CODES_EMPTY_MESSAGE,
-  CODES_MESSAGE,
-  ROLES_MESSAGE,
-  RolloverBodyDto,
-  type RolloverInput,
-} from '../rollover/dto/rollover-body.dto.js';
-import { RolloverBodyPipe } from '../rollover/dto/rollover-body.pipe.js';
-import {
+  INVALID_MY_STATUS_MESSAGE,
   MODULE_SORT_FIELDS,
   MY_MODULE_STATUSES,
   readModuleListParams,
   readMyModulesStatus,
 } from './list-params.js';
-import { INVALID_MY_STATUS_MESSAGE } from '../membership/membership-status.js';
 import { DUPLICATE_MODULE_MESSAGE, MODULE_NOT_FOUND_MESSAGE } from './module.errors.js';
 import { type ModuleList, type ModuleWithPersonnel, type MyModules } from './module.mapper.js';
 import { type ModuleResponse } from './module.shape.js';
 import { ModuleIdParam } from './module-id.param.js';
-import { type RolloverResult, SAME_YEAR_MESSAGE, TOO_MANY_MODULES_MESSAGE } from '../rollover/rollover.js';
-import { RolloverService } from '../rollover/rollover.service.js';
 import {
   CODE_MESSAGE,
   CREDITS_MESSAGE,
@@ -90,7 +74,6 @@ const textFilter = (name: string, description: string) =>
 export class CourseModulesController {
   constructor(
     private readonly modules: CourseModulesService,
-    private readonly rollovers: RolloverService,
     private readonly preconditions: Preconditions,
   ) {}
 
@@ -232,56 +215,6 @@ export class CourseModulesController {
   ): Promise<WithMessage<BulkDeleteResult>> {
     const result = await this.modules.bulkRemove(body.module_ids, context);
     return new WithMessage(result, bulkDeleteMessage(result, body.module_ids.length));
-  }
-
-  // Declared before the `:module_id` routes, like `bulk`: a fixed segment is never read as an id.
-  @Post('rollover')
-  @AdminOnly()
-  @HttpCode(201)
-  @ApiOperation({
-    summary: 'Roll modules over into another year with their staff, all or nothing',
-    description:
-      'For each module of `from_year` (with a code in `codes`, when given): when `(code, to_year)` does not exist ' +
-      'it is created with the same description and credits and gets the role rows of `roles` (`create`); when it ' +
-      'exists it gets the role rows of `roles` its members lack there, and nothing else changes (`exists`; a member ' +
-      'holding another role there keeps it). A code with no module in `from_year` is a `missing` row. One ' +
-      'transaction; running it again creates and copies nothing. `dry_run=true` answers 200 `Rollover checked` ' +
-      'and changes nothing.',
-  })
-  @ApiBody({ type: RolloverBodyDto })
-  @ApiQuery({
-    name: 'dry_run',
-    required: false,
-    description: 'Check and answer without changing anything (200 `Rollover checked`).',
-    schema: { type: 'boolean', default: false },
-  })
-  @ApiOk(201, 'Modules rolled over', RolloverResultSchema)
-  @ApiOk(200, 'Rollover checked', RolloverResultSchema, 'Rollover checked (dry run)')
-  @ApiErrors({
-    400: [
-      YEAR_MESSAGE,
-      SAME_YEAR_MESSAGE,
-      CODES_MESSAGE,
-      CODES_EMPTY_MESSAGE,
-      ROLES_MESSAGE,
-      'dry_run must be true or false',
-      UNKNOWN_PROPERTY_MESSAGE,
-      NOT_AN_OBJECT,
-    ],
-    413: [TOO_MANY_MODULES_MESSAGE],
-  })
-  async rollover(
-    @Body(RolloverBodyPipe) body: RolloverInput,
-    @Query() query: QueryParams,
-    @Res({ passthrough: true }) reply: FastifyReply,
-    @RequestCtx() context: RequestContext,
-  ): Promise<WithMessage<RolloverResult>> {
-    const reader = new QueryReader(query);
-    const dryRun = reader.boolean('dry_run') ?? false;
-    reader.done();
-    const result = await this.rollovers.rollover(body, dryRun, context);
-    if (dryRun) void reply.status(200);
-    return new WithMessage(result, dryRun ? 'Rollover checked' : 'Modules rolled over');
   }
 
   @Delete(':module_id')

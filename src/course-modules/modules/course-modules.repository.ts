@@ -15,13 +15,13 @@ import {
   type SqlQuery,
   whereClause,
 } from '../../database/sql.js';
+import { USER_SUMMARY_JSON } from '../../users/user-summary-json.js';
 import { CourseModule } from './course-module.entity.js';
 import { type ModuleListFilter } from './list-params.js';
 import { type ModuleSource, type MyModulesJson, type PersonnelJson } from './module.mapper.js';
-import { type ModuleRole } from '../membership/module-role.js';
-import { personnelJsonOf } from '../membership/module-roles.repository.js';
+import { type ModuleRole } from './module-role.js';
 import { MODULE_FIELDS, type ModuleResponse } from './module.shape.js';
-import { effectiveStatusOf, type EffectiveStatus, grantsRead } from '../membership/membership-status.js';
+import { effectiveStatusOf, type EffectiveStatus, grantsRead, grantsRights } from './effective-status.js';
 
 /*
  * The SQL of this repository, built from validated input only (sort expressions come from the whitelists of
@@ -211,6 +211,24 @@ const MODULE_WITH_CALLER_ROLE_SQL = `SELECT ${MODULE_COLUMNS},
   WHERE m.id = $1`;
 
 /**
+ * Everyone holding an effective `active` role in the module whose id is `moduleId` (an SQL expression), for the
+ * single read (docs/api.md §15), as the
+ * JSON text of the four lists (comma-joined User summaries, ordered by username case-insensitively, then id) in
+ * one row: built by PostgreSQL, since a module may have thousands of people. `when`, if given, is a condition
+ * on the outer row: when false the lists are empty and no role row is read.
+ */
+const personnelJsonOf = (moduleId: string, when?: string) => `SELECT
+    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Lecturer'), '') AS lecturers,
+    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'AssistantLecturer'), '') AS assistants,
+    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Tutor'), '') AS tutors,
+    coalesce(string_agg(j, ',' ORDER BY lu, id) FILTER (WHERE role = 'Student'), '') AS students
+  FROM (SELECT r.role, lower(u.username) AS lu, u.id, ${USER_SUMMARY_JSON} AS j
+        FROM user_module_roles r JOIN users u ON u.id = r.user_id
+        WHERE r.module_id = ${moduleId} AND ${grantsRights('r')}${when ? ` AND ${when}` : ''}) people`;
+
+const MODULE_PERSONNEL_JSON_SQL = personnelJsonOf('$1');
+
+/**
  * The single read in one statement: the module as JSON text (`moduleJson`), the caller's role in it, its number
  * of role rows and its personnel lists, the lists read only when the caller may read the module (an admin, $3,
  * or holding a role in it: `canReadModule`) and the module has at most $4 role rows; otherwise they are empty
@@ -266,7 +284,10 @@ const MODULE_PROPERTIES = [
 const MODULE_RETURNING = `RETURNING id, code, year, description, credits,
             created_at AS "createdAt", updated_at AS "updatedAt"`;
 
-/** The `modules` table's reads and writes, and the deletes of what belongs to a module. */
+/**
+ * The `modules` table's reads and writes (the single read with its personnel lists), and the deletes of what belongs
+ * to a module.
+ */
 @Injectable()
 export class CourseModulesRepository {
   constructor(@InjectRepository(CourseModule) private readonly modules: Repository<CourseModule>) {}
@@ -359,6 +380,16 @@ export class CourseModulesRepository {
       maxRoleRows,
     ]);
     return row ?? null;
+  }
+
+  /** Everyone holding a role in the module, by username (case-insensitive), as JSON text for the single read. */
+  async holdersJson(moduleId: string): Promise<PersonnelJson> {
+    const [row] = await preparedQuery<PersonnelJson>(
+      this.modules.manager.connection,
+      MODULE_PERSONNEL_JSON_SQL,
+      [moduleId],
+    );
+    return row;
   }
 
   /** Inserts a module; a taken code and year violates {@link CODE_YEAR_CONSTRAINT}. */

@@ -20,9 +20,7 @@ import {
 import { CourseModulesService, LARGE_READ_ROLE_ROWS } from './course-modules.service.js';
 import { type AuthUser } from '../../core/decorators.js';
 import { ModuleFiles } from './module-files.js';
-import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
 import { ModuleTotals } from './module-totals.js';
-import { UserModuleRole } from '../membership/user-module-role.entity.js';
 import { AnswerBudget } from '../../core/answer-budget.js';
 
 // The unit tier's one fake style: src/testing/fakes.ts. Collaborators the service does not call on these paths
@@ -90,7 +88,6 @@ function service(existing: string[], budget = new AnswerBudget(DEFAULT_CONFIG.la
   const storage = new FakeFiles();
   const subject = new CourseModulesService(
     modules,
-    new ModuleRolesRepository(new Repository(UserModuleRole, NO_DATABASE.manager), DEFAULT_CONFIG),
     unconnectedUsersService(),
     tx,
     storage,

@@ -31,9 +31,8 @@ import {
   toModuleResponse,
 } from './module.mapper.js';
 import { type ModuleResponse } from './module.shape.js';
-import { type ModuleRole } from '../membership/module-role.js';
-import { type EffectiveStatus } from '../membership/membership-status.js';
-import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
+import { type ModuleRole } from './module-role.js';
+import { type EffectiveStatus } from './effective-status.js';
 import { ModuleTotals, totalsKey } from './module-totals.js';
 import { AnswerBudget } from '../../core/answer-budget.js';
 
@@ -83,7 +82,6 @@ const HELD_BYTES_PER_ROLE_ROW = 900;
 export class CourseModulesService {
   constructor(
     private readonly modules: CourseModulesRepository,
-    private readonly roles: ModuleRolesRepository,
     private readonly users: UsersService,
     private readonly transactions: Transactions,
     private readonly files: ModuleFiles,
@@ -187,7 +185,7 @@ export class CourseModulesService {
     const module = readable(await this.modules.withCallerRole(moduleId, viewer.id), viewer);
     let people: PersonnelJson;
     try {
-      people = await this.roles.holdersJson(moduleId);
+      people = await this.modules.holdersJson(moduleId);
     } catch (error) {
       throw new InternalFailure(PERSONNEL_FAILURE_MESSAGE, error);
     }

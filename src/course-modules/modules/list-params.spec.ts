@@ -1,6 +1,5 @@
 import { ValidationFailed } from '../../core/errors.js';
-import { readModuleListParams, readUserListParams } from './list-params.js';
-import { ModuleRole } from '../membership/module-role.js';
+import { readModuleListParams } from './list-params.js';
 
 const messageOf = (read: () => unknown) => {
   try {
@@ -53,25 +52,5 @@ describe('readModuleListParams', () => {
       'query must be given at most once; code must not contain NUL characters',
     );
     expect(messageOf(() => readModuleListParams({ sort: 'id' }))).toBe('Invalid field used for sorting');
-  });
-});
-
-describe('readUserListParams', () => {
-  it('reads role in any accepted spelling when asked to', () => {
-    expect(readUserListParams({ role: 'assistant_lecturer' }, true).role).toBe(ModuleRole.AssistantLecturer);
-    expect(readUserListParams({ role: 'bogus' }, false).role).toBeUndefined();
-  });
-
-  it('rejects an unknown role after the paging errors, and sorts over user fields', () => {
-    expect(messageOf(() => readUserListParams({ per_page: 'x', role: 'Dean' }, true))).toBe(
-      'per_page must be an integer; role must be one of Lecturer, AssistantLecturer, Tutor, Student',
-    );
-    expect(readUserListParams({ sort: '-username,email' }, true).sort).toEqual([
-      { column: 'lower(u.username)', descending: true },
-      { column: 'u.email', descending: false },
-    ]);
-    expect(messageOf(() => readUserListParams({ sort: 'code' }, false))).toBe(
-      'Invalid field used for sorting',
-    );
   });
 });

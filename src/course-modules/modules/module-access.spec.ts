@@ -6,7 +6,7 @@ import {
   mayReassign,
   type ModuleViewer,
 } from './module-access.js';
-import { ModuleRole } from '../membership/module-role.js';
+import { ModuleRole } from './module-role.js';
 
 const { Lecturer, AssistantLecturer, Tutor, Student } = ModuleRole;
 const member = (role: ModuleRole | null): ModuleViewer => ({ admin: false, role });

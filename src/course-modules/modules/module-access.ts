@@ -1,4 +1,4 @@
-import { ModuleRole } from '../membership/module-role.js';
+import { ModuleRole } from './module-role.js';
 
 /** Who is asking, as far as one module is concerned. */
 export interface ModuleViewer {

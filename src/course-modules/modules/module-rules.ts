@@ -1,6 +1,6 @@
 import { ValidateBy, type ValidationOptions } from 'class-validator';
 import { isInt64 } from '../../core/ids.js';
-import { INVALID_ROLE_MESSAGE, parseModuleRole } from '../membership/module-role.js';
+import { INVALID_ROLE_MESSAGE, parseModuleRole } from './module-role.js';
 
 /** The body rules of docs/api.md §4 (create / edit) and §4.1 (personnel), with their exact messages. */
 export const CODE_MESSAGE = 'Module code must be in format ABC123';

@@ -4,13 +4,10 @@ import { toUserAccount, toUserSummary } from '../../users/user.mapper.js';
 import '../../users/user.schemas.js';
 import { USER_ACCOUNT_FIELDS, USER_DELETED_FIELDS, USER_SUMMARY_FIELDS } from '../../users/user.shape.js';
 import { moduleJson } from './course-modules.repository.js';
-import { type ModuleSource, toModuleResponse, toPersonnelMember } from './module.mapper.js';
+import { type ModuleSource, toModuleResponse } from './module.mapper.js';
 import { USER_SUMMARY_JSON } from '../../users/user-summary-json.js';
 import './module.schemas.js';
 import { MODULE_DELETED_FIELDS, MODULE_FIELDS } from './module.shape.js';
-import { MEMBERSHIP_FIELDS, PERSONNEL_MEMBER_FIELDS } from '../membership/membership.shape.js';
-import { MembershipStatus } from '../membership/membership-status.js';
-import { ModuleRole } from '../membership/module-role.js';
 
 const at = new Date('2026-11-21T08:41:00.123Z');
 const module = (id: number, code = `ABC${id}`): ModuleSource => ({
@@ -107,22 +104,5 @@ describe('one User summary shape', () => {
     expect(schemaOf('UserAccount').required).toEqual(USER_ACCOUNT_FIELDS);
     expect(Object.keys(schemaOf('UserAccount').properties)).toEqual(USER_ACCOUNT_FIELDS);
     expect(Object.keys(schemaOf('UserDeleted').properties)).toEqual(USER_DELETED_FIELDS);
-  });
-});
-
-describe('one membership shape', () => {
-  it('is the User summary, then the membership, in the mapper and the OpenAPI schema', () => {
-    const member = toPersonnelMember({
-      ...user,
-      role: ModuleRole.Tutor,
-      memberStatus: MembershipStatus.Active,
-      startsAt: null,
-      endsAt: null,
-      effectiveStatus: 'active',
-    });
-    expect(PERSONNEL_MEMBER_FIELDS).toEqual([...USER_SUMMARY_FIELDS, ...MEMBERSHIP_FIELDS]);
-    expect(Object.keys(member)).toEqual(PERSONNEL_MEMBER_FIELDS);
-    expect(schemaOf('ModulePerson').required).toEqual(PERSONNEL_MEMBER_FIELDS);
-    expect(Object.keys(schemaOf('ModulePerson').properties)).toEqual(PERSONNEL_MEMBER_FIELDS);
   });
 });

@@ -1,12 +1,9 @@
 import { JsonText } from '../../core/json-text.js';
 import { type Paging } from '../../core/query.js';
-import { type UserSummarySource, toUserSummary } from '../../users/user.mapper.js';
 import { type UserSummary } from '../../users/user.shape.js';
 import { type CourseModule } from './course-module.entity.js';
-import { type ModuleRole } from '../membership/module-role.js';
+import { type ModuleRole } from './module-role.js';
 import { type ModuleResponse } from './module.shape.js';
-import { type PersonnelMember } from '../membership/membership.shape.js';
-import { type MembershipSource } from '../membership/membership-status.js';
 
 /** An entity, or a raw row whose columns are aliased to the entity's property names. */
 export type ModuleSource = Pick<
@@ -28,19 +25,6 @@ export function toModuleResponse(module: ModuleSource): ModuleResponse {
 
 /** A Module with a user's role in it (`GET /api/users/{user_id}/modules`). */
 export type ModuleWithRole = ModuleResponse & { role: ModuleRole };
-
-export function toPersonnelMember(
-  row: UserSummarySource & { role: ModuleRole } & MembershipSource,
-): PersonnelMember {
-  return {
-    ...toUserSummary(row),
-    role: row.role,
-    status: row.memberStatus,
-    starts_at: row.startsAt?.toISOString() ?? null,
-    ends_at: row.endsAt?.toISOString() ?? null,
-    effective_status: row.effectiveStatus,
-  };
-}
 
 export interface ModuleWithPersonnel extends ModuleResponse {
   lecturers: UserSummary[];

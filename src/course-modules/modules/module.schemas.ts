@@ -2,17 +2,15 @@
 import { type PerField } from '../../core/wire-shape.js';
 import { id, timestamp } from '../../openapi/common.js';
 import { pagedSchema, schema, type Schema, shapeSchema } from '../../openapi/openapi.js';
-import { UserSummarySchema, userSummaryProperties } from '../../users/user.schemas.js';
+import { UserSummarySchema } from '../../users/user.schemas.js';
 import {
   type ModuleDeleted,
   MODULE_DELETED_FIELDS,
   MODULE_FIELDS,
   type ModuleResponse,
 } from './module.shape.js';
-import { type Membership, PERSONNEL_MEMBER_FIELDS } from '../membership/membership.shape.js';
 import { type ModuleWithPersonnel, type ModuleWithRole } from './module.mapper.js';
-import { MODULE_ROLES } from '../membership/module-role.js';
-import { EFFECTIVE_STATUSES, MEMBERSHIP_STATUSES } from '../membership/membership-status.js';
+import { MODULE_ROLES } from './module-role.js';
 
 const moduleProperties = {
   id,
@@ -41,37 +39,6 @@ export const RoleSchema = schema('ModuleRole', {
   enum: [...MODULE_ROLES],
   example: 'Lecturer',
 });
-
-/** A User summary with the user's membership of one module (personnel and students lists). */
-const membershipProperties = {
-  role: RoleSchema,
-  status: { type: 'string', enum: [...MEMBERSHIP_STATUSES], example: 'active' },
-  starts_at: {
-    type: 'string',
-    format: 'date-time',
-    nullable: true,
-    description: 'Null: open.',
-    example: '2026-09-01T08:00:00.000Z',
-  },
-  ends_at: {
-    type: 'string',
-    format: 'date-time',
-    nullable: true,
-    description: 'Null: open.',
-    example: null,
-  },
-  effective_status: {
-    type: 'string',
-    enum: [...EFFECTIVE_STATUSES],
-    description: 'What the membership amounts to now (docs/api.md §15).',
-    example: 'active',
-  },
-} satisfies PerField<Membership, Schema>;
-
-const PersonSchema = schema(
-  'ModulePerson',
-  shapeSchema(PERSONNEL_MEMBER_FIELDS, { ...userSummaryProperties, ...membershipProperties }),
-);
 
 export const ModuleWithPersonnelSchema = schema('ModuleWithPersonnel', {
   type: 'object',
@@ -128,56 +95,3 @@ export const BulkDeleteResultSchema = schema('BulkDeleteResult', {
     },
   },
 });
-
-const RolloverRowSchema = schema('RolloverRow', {
-  type: 'object',
-  required: ['code', 'from_id', 'to_id', 'action', 'members_copied'],
-  additionalProperties: false,
-  properties: {
-    code: { type: 'string', example: 'CSC101' },
-    from_id: {
-      type: 'integer',
-      format: 'int64',
-      nullable: true,
-      description: 'Null when `missing`.',
-      example: 1,
-    },
-    to_id: {
-      type: 'integer',
-      format: 'int64',
-      nullable: true,
-      description: 'Null on a dry-run `create` and when `missing`.',
-      example: 2,
-    },
-    action: { type: 'string', enum: ['create', 'exists', 'missing'], example: 'create' },
-    members_copied: { type: 'integer', minimum: 0, example: 1 },
-  },
-});
-
-export const RolloverResultSchema = schema('RolloverResult', {
-  type: 'object',
-  required: ['modules', 'created', 'existing', 'missing', 'members_copied', 'dry_run'],
-  additionalProperties: false,
-  properties: {
-    modules: { type: 'array', items: RolloverRowSchema, description: 'Ordered by code.' },
-    created: { type: 'integer', minimum: 0, example: 1 },
-    existing: { type: 'integer', minimum: 0, example: 0 },
-    missing: { type: 'integer', minimum: 0, example: 0 },
-    members_copied: { type: 'integer', minimum: 0, example: 1 },
-    dry_run: { type: 'boolean', example: false },
-  },
-});
-
-export const PersonnelListSchema = schema('PersonnelList', pagedSchema('users', PersonSchema));
-
-const count = (name: string, key: string) =>
-  schema(name, {
-    type: 'object',
-    required: [key],
-    additionalProperties: false,
-    properties: { [key]: { type: 'integer', minimum: 0, example: 2 } },
-  });
-export const UpdatedCountSchema = count('UpdatedCount', 'updated');
-export const AssignedCountSchema = count('AssignedCount', 'assigned');
-export const RemovedCountSchema = count('RemovedCount', 'removed');
-export const EnrolledCountSchema = count('EnrolledCount', 'enrolled');

@@ -8,12 +8,13 @@ import { type UserSummary } from '../../users/user.shape.js';
 import { UserSummaryListSchema } from '../../users/user.schemas.js';
 import { PersonnelAssignBodyDto, PersonnelBodyDto } from './dto/personnel-body.dto.js';
 import { membershipChangeOf } from '../membership/dto/membership-fields.js';
-import { readUserListParams } from '../modules/list-params.js';
+import { readUserListParams } from '../membership/member-list-params.js';
 import { type PersonnelMember } from '../membership/membership.shape.js';
-import { AssignedCountSchema, PersonnelListSchema, RemovedCountSchema } from '../modules/module.schemas.js';
+import { AssignedCountSchema, RemovedCountSchema } from './personnel.schemas.js';
+import { PersonnelListSchema } from '../membership/membership.schemas.js';
 import { ModuleIdParam } from '../modules/module-id.param.js';
-import { parseModuleRole } from '../membership/module-role.js';
-import { ApiModuleUserList, ApiRoleWrite } from '../membership/module-user-routes.js';
+import { parseModuleRole } from '../modules/module-role.js';
+import { ApiModuleUserList, ApiRoleWrite } from './module-user-routes.js';
 import { PersonnelService, type UserPage } from './personnel.service.js';
 
 /** docs/api.md §4.1: who holds which role in a module. */

@@ -12,9 +12,9 @@ import {
 } from '../../testing/fakes.js';
 import { User } from '../../users/user.entity.js';
 import { UsersRepository } from '../../users/users.repository.js';
-import { type UserListParams } from '../modules/list-params.js';
-import { ROLE_NOT_HELD_MESSAGE } from '../modules/module.errors.js';
-import { ModuleRole } from '../membership/module-role.js';
+import { type UserListParams } from '../membership/member-list-params.js';
+import { ROLE_NOT_HELD_MESSAGE } from '../membership/membership.errors.js';
+import { ModuleRole } from '../modules/module-role.js';
 import { type HeldMembership, MembershipStatus } from '../membership/membership-status.js';
 import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
 import { UserModuleRole } from '../membership/user-module-role.entity.js';

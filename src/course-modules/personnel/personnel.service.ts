@@ -10,7 +10,7 @@ import { ChangeEventsService } from '../../events/change-events.service.js';
 import { toUserSummary } from '../../users/user.mapper.js';
 import { type UserSummary } from '../../users/user.shape.js';
 import { UsersRepository } from '../../users/users.repository.js';
-import { type UserListParams } from '../modules/list-params.js';
+import { type UserListParams } from '../membership/member-list-params.js';
 import {
   canManageRole,
   canViewPersonnel,
@@ -18,15 +18,16 @@ import {
   mayReassign,
   type ModuleViewer,
 } from '../modules/module-access.js';
-import { ModuleNotFound, NotMembers, RoleNotHeld, UserDoesNotExist } from '../modules/module.errors.js';
+import { ModuleNotFound, UserDoesNotExist } from '../modules/module.errors.js';
+import { NotMembers, RoleNotHeld } from '../membership/membership.errors.js';
 import { type MembershipChange } from '../membership/dto/membership-fields.js';
 import { type HeldMembership } from '../membership/membership-status.js';
 import { changeOf, givenFields, membersChange, membershipAfter } from '../membership/membership-changes.js';
-import { toPersonnelMember } from '../modules/module.mapper.js';
+import { toPersonnelMember } from '../membership/membership.mapper.js';
 import { type PersonnelMember } from '../membership/membership.shape.js';
 import { type Page } from '../../database/sql.js';
 import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
-import { ModuleRole } from '../membership/module-role.js';
+import { ModuleRole } from '../modules/module-role.js';
 
 export interface UserPage<T> {
   users: T[];

@@ -13,7 +13,7 @@ import { CourseModule } from '../modules/course-module.entity.js';
 import { CourseModulesRepository } from '../modules/course-modules.repository.js';
 import { type RolloverInput } from './dto/rollover-body.dto.js';
 import { type ModuleSource } from '../modules/module.mapper.js';
-import { ModuleRole } from '../membership/module-role.js';
+import { ModuleRole } from '../modules/module-role.js';
 import { type CopiedMembers, ModuleRolesRepository } from '../membership/module-roles.repository.js';
 import { DEFAULT_ROLLOVER_ROLES, ROLLOVER_MAX, TooManyModules } from './rollover.js';
 import { RolloverService } from './rollover.service.js';

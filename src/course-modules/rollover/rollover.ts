@@ -1,5 +1,5 @@
 import { AppError } from '../../core/errors.js';
-import { ModuleRole } from '../membership/module-role.js';
+import { ModuleRole } from '../modules/module-role.js';
 
 /** The most modules one rollover handles (docs/api.md §13). */
 export const ROLLOVER_MAX = 10_000;

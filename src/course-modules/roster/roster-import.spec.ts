@@ -1,12 +1,11 @@
 import { PERMISSION_DENIED_MESSAGE } from '../../core/errors.js';
 import { type CsvRow } from '../../csv/csv-reader.js';
 import { type ModuleViewer } from '../modules/module-access.js';
-import { INVALID_ROLE_MESSAGE, ModuleRole } from '../membership/module-role.js';
-import { MembershipStatus } from '../membership/membership-status.js';
+import { INVALID_ROLE_MESSAGE, ModuleRole } from '../modules/module-role.js';
+import { type Member, MembershipStatus } from '../membership/membership-status.js';
 import {
   DUPLICATE_USER_MESSAGE,
   type KnownUser,
-  type Member,
   planRosterImport,
   type RosterColumn,
   type RosterMode,

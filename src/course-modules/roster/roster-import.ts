@@ -1,7 +1,7 @@
 import { type CsvRow } from '../../csv/csv-reader.js';
 import { PERMISSION_DENIED_MESSAGE } from '../../core/errors.js';
 import { type ModuleViewer } from '../modules/module-access.js';
-import { INVALID_ROLE_MESSAGE, ModuleRole, parseModuleRole } from '../membership/module-role.js';
+import { INVALID_ROLE_MESSAGE, ModuleRole, parseModuleRole } from '../modules/module-role.js';
 import { parseTimestamp } from '../membership/dto/membership-fields.js';
 import { lifecycleChanged } from '../membership/membership-changes.js';
 import {
@@ -11,7 +11,7 @@ import {
   MembershipStatus,
   timestampMessage,
 } from '../membership/membership-status.js';
-import { type MembershipWrite } from '../membership/membership-status.js';
+import { type Member, type MembershipWrite } from '../membership/membership-status.js';
 
 export const ROSTER_COLUMNS = ['user', 'role'] as const;
 /** The membership columns (docs/api.md §15): each optional; a file without one keeps the stored values. */
@@ -65,13 +65,6 @@ export interface RosterImportResult {
 export interface KnownUser {
   id: number;
   username: string;
-}
-
-export interface Member extends KnownUser {
-  role: ModuleRole;
-  status: MembershipStatus;
-  startsAt: Date | null;
-  endsAt: Date | null;
 }
 
 interface RosterPlanInput {

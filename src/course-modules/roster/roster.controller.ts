@@ -11,11 +11,12 @@ import { PERMISSION_DENIED_MESSAGE } from '../../core/errors.js';
 import { ApiErrors, ApiOk, errorResponse, schema } from '../../openapi/openapi.js';
 import { RoleSchema } from '../modules/module.schemas.js';
 import { INVALID_SORT_MESSAGE, type Query as QueryParams, QueryReader } from '../../core/query.js';
-import { readUserListParams } from '../modules/list-params.js';
+import { readUserListParams } from '../membership/member-list-params.js';
 import { MODULE_NOT_FOUND_MESSAGE } from '../modules/module.errors.js';
 import { ModuleIdParam } from '../modules/module-id.param.js';
-import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from '../membership/module-role.js';
-import { EFFECTIVE_STATUSES, INVALID_LIST_STATUS_MESSAGE } from '../membership/membership-status.js';
+import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from '../modules/module-role.js';
+import { EFFECTIVE_STATUSES } from '../modules/effective-status.js';
+import { INVALID_LIST_STATUS_MESSAGE } from '../membership/membership-status.js';
 import {
   ON_REMOVE_MESSAGE,
   ON_REMOVE_VALUES,

@@ -14,10 +14,10 @@ import {
 import { User } from '../../users/user.entity.js';
 import { UsersRepository } from '../../users/users.repository.js';
 import { ModuleNotFound } from '../modules/module.errors.js';
-import { ModuleRole } from '../membership/module-role.js';
+import { ModuleRole } from '../modules/module-role.js';
 import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
-import { type MembershipWrite, MembershipStatus } from '../membership/membership-status.js';
-import { type Member, type RosterColumn, type RosterOptionalColumn } from './roster-import.js';
+import { type Member, type MembershipWrite, MembershipStatus } from '../membership/membership-status.js';
+import { type RosterColumn, type RosterOptionalColumn } from './roster-import.js';
 import { type RosterImportOptions, RosterService } from './roster.service.js';
 import { UserModuleRole } from '../membership/user-module-role.entity.js';
 

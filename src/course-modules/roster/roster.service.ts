@@ -9,10 +9,10 @@ import { csvDownload } from '../../csv/csv-writer.js';
 import { type MembersChanged } from '../../events/change-event-types.js';
 import { ChangeEventsService } from '../../events/change-events.service.js';
 import { AppError, PermissionDenied } from '../../core/errors.js';
-import { type UserListParams } from '../modules/list-params.js';
+import { type UserListParams } from '../membership/member-list-params.js';
 import { canViewPersonnel, type ModuleViewer } from '../modules/module-access.js';
 import { ModuleNotFound } from '../modules/module.errors.js';
-import { ModuleRole } from '../membership/module-role.js';
+import { ModuleRole } from '../modules/module-role.js';
 import { MembershipStatus } from '../membership/membership-status.js';
 import {
   concludedStatus,

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { MODULE_ROLES } from '../../membership/module-role.js';
+import { MODULE_ROLES } from '../../modules/module-role.js';
 import { type MembershipStatus } from '../../membership/membership-status.js';
 import {
   EndsAtField,

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, ValidateBy, type ValidationArguments } from 'class-validator';
-import { MODULE_ROLES, type ModuleRole, parseModuleRole } from '../../membership/module-role.js';
+import { MODULE_ROLES, type ModuleRole, parseModuleRole } from '../../modules/module-role.js';
 import { CODE_MAX, YEAR_MAX, YEAR_MESSAGE, YEAR_MIN } from '../../modules/module-rules.js';
 import { DEFAULT_ROLLOVER_ROLES, ROLLOVER_MAX, SAME_YEAR_MESSAGE } from '../rollover.js';
 

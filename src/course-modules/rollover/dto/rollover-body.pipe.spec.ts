@@ -1,5 +1,5 @@
 import { messageOf, moduleBodyPipe } from '../../../../test/support/body-pipes.js';
-import { ModuleRole } from '../../membership/module-role.js';
+import { ModuleRole } from '../../modules/module-role.js';
 import { RolloverBodyPipe } from './rollover-body.pipe.js';
 
 const pipe = (pattern?: string) => new RolloverBodyPipe(moduleBodyPipe(pattern));

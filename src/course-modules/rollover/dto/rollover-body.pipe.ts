@@ -3,7 +3,7 @@ import { plainToInstance } from 'class-transformer';
 import { validate, ValidationError } from 'class-validator';
 import { NOT_A_JSON_OBJECT_MESSAGE, ValidationFailed } from '../../../core/errors.js';
 import { VALIDATOR_OPTIONS, validationMessages } from '../../../core/validation.js';
-import { parseModuleRole } from '../../membership/module-role.js';
+import { parseModuleRole } from '../../modules/module-role.js';
 import { DEFAULT_ROLLOVER_ROLES } from '../rollover.js';
 import { ModuleBodyPipe } from '../../modules/dto/module-body.pipe.js';
 import { CODES_MESSAGE, RolloverBodyDto, type RolloverInput } from './rollover-body.dto.js';

@@ -8,22 +8,19 @@ import {
 } from '../../core/errors.js';
 import { INVALID_SORT_MESSAGE, PAGING_MESSAGES } from '../../core/query.js';
 import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery, type Schema } from '../../openapi/openapi.js';
-import {
-  MODULE_NOT_FOUND_MESSAGE,
-  NOT_MEMBERS_MESSAGE,
-  ROLE_NOT_HELD_MESSAGE,
-} from '../modules/module.errors.js';
-import { USER_SORT_FIELDS } from '../modules/list-params.js';
-import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from './module-role.js';
+import { MODULE_NOT_FOUND_MESSAGE } from '../modules/module.errors.js';
+import { NOT_MEMBERS_MESSAGE, ROLE_NOT_HELD_MESSAGE } from '../membership/membership.errors.js';
+import { USER_SORT_FIELDS } from '../membership/member-list-params.js';
+import { INVALID_ROLE_MESSAGE, MODULE_ROLES } from '../modules/module-role.js';
 import { USER_IDS_MESSAGES } from '../modules/module-rules.js';
+import { EFFECTIVE_STATUSES } from '../modules/effective-status.js';
 import {
   DATES_ORDER_MESSAGE,
-  EFFECTIVE_STATUSES,
   INVALID_LIST_STATUS_MESSAGE,
   INVALID_STATUS_MESSAGE,
   timestampMessage,
-} from './membership-status.js';
-import { AT_LEAST_ONE_FIELD_MESSAGE } from './dto/membership-fields.js';
+} from '../membership/membership-status.js';
+import { AT_LEAST_ONE_FIELD_MESSAGE } from '../membership/dto/membership-fields.js';
 
 const LIST_MESSAGES = [
   ...PAGING_MESSAGES,

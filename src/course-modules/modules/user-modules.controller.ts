@@ -3,9 +3,9 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, ResponseMessage } from '../../core/decorators.js';
 import { ApiErrors, ApiOk } from '../../openapi/openapi.js';
 import { UserId } from '../../users/user-id.param.js';
-import { CourseModulesService } from '../modules/course-modules.service.js';
-import { type ModuleWithRole } from '../modules/module.mapper.js';
-import { ModuleWithRoleSchema } from '../modules/module.schemas.js';
+import { CourseModulesService } from './course-modules.service.js';
+import { type ModuleWithRole } from './module.mapper.js';
+import { ModuleWithRoleSchema } from './module.schemas.js';
 import { USER_NOT_FOUND_MESSAGE } from '../../users/users.errors.js';
 
 /**

@@ -4,15 +4,16 @@ import { type RequestContext } from '../../audit/audit-actions.js';
 import { RequestCtx } from '../../audit/request-context.decorator.js';
 import { type AuthUser, CurrentUser } from '../../core/decorators.js';
 import { type Query as QueryParams } from '../../core/query.js';
-import { StudentsBodyDto, StudentsEnrolBodyDto } from '../personnel/dto/personnel-body.dto.js';
+import { StudentsBodyDto, StudentsEnrolBodyDto } from './dto/personnel-body.dto.js';
 import { membershipChangeOf } from '../membership/dto/membership-fields.js';
-import { readUserListParams } from '../modules/list-params.js';
+import { readUserListParams } from '../membership/member-list-params.js';
 import { type PersonnelMember } from '../membership/membership.shape.js';
-import { EnrolledCountSchema, PersonnelListSchema, RemovedCountSchema } from '../modules/module.schemas.js';
+import { EnrolledCountSchema, RemovedCountSchema } from './personnel.schemas.js';
+import { PersonnelListSchema } from '../membership/membership.schemas.js';
 import { ModuleIdParam } from '../modules/module-id.param.js';
-import { ModuleRole } from '../membership/module-role.js';
-import { ApiModuleUserList, ApiRoleWrite } from '../membership/module-user-routes.js';
-import { PersonnelService, type UserPage } from '../personnel/personnel.service.js';
+import { ModuleRole } from '../modules/module-role.js';
+import { ApiModuleUserList, ApiRoleWrite } from './module-user-routes.js';
+import { PersonnelService, type UserPage } from './personnel.service.js';
 
 /** docs/api.md §4.2: the student roster, for teaching staff; writes behave as personnel with role Student. */
 @ApiTags('Students')

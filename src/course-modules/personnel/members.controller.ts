@@ -7,12 +7,12 @@ import { ApiTags } from '@nestjs/swagger';
 import { type RequestContext } from '../../audit/audit-actions.js';
 import { RequestCtx } from '../../audit/request-context.decorator.js';
 import { type AuthUser, CurrentUser } from '../../core/decorators.js';
-import { membershipChangeOf } from './dto/membership-fields.js';
-import { MembersPatchBodyDto } from '../personnel/dto/personnel-body.dto.js';
-import { UpdatedCountSchema } from '../modules/module.schemas.js';
+import { membershipChangeOf } from '../membership/dto/membership-fields.js';
+import { MembersPatchBodyDto } from './dto/personnel-body.dto.js';
+import { UpdatedCountSchema } from './personnel.schemas.js';
 import { ModuleIdParam } from '../modules/module-id.param.js';
 import { ApiMembersUpdate } from './module-user-routes.js';
-import { PersonnelService } from '../personnel/personnel.service.js';
+import { PersonnelService } from './personnel.service.js';
 
 /** docs/api.md §15: the lifecycle of a module's memberships (status and dates), whatever the role. */
 @ApiTags('Personnel')
