@@ -3,6 +3,7 @@ import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { useTestApp } from './support/app.js';
 import { assignRole, makeModule, makeUser, tokenFor } from './support/factories.js';
 import { freshAdmin } from './support/fresh-admin.js';
+import { waitFor } from './support/wait-for.js';
 import { makeWebhook } from './support/webhook-fixtures.js';
 
 const STRONG_ETAG = /^"[A-Za-z0-9_-]{22}"$/;
@@ -188,6 +189,62 @@ describe('validators', () => {
     );
     expect(adminId).toBeGreaterThan(0);
   });
+
+  it('answers an admin’s own 403s before a stale If-Match’s 412', async () => {
+    const headers = { 'if-match': '"stale"' };
+    const self = `/api/users/${adminId}`;
+    expect((await api.put(self, { token, headers, body: { admin: false } })).body.message).toBe(
+      'You cannot remove your own admin rights',
+    );
+    expect((await api.delete(self, { token, headers })).status).toBe(403);
+    expect((await api.put(self, { token, headers, body: { given_name: 'Ada' } })).status).toBe(412);
+  });
+
+  /**
+   * A change another transaction commits while the write waits for the row: If-Match is compared with the row the
+   * write holds, so the write that read before that change is refused and does not overwrite it.
+   */
+  it.each([
+    ['user', 'users', () => `/api/users/${memberId}`, { given_name: 'Mine' }, 'display_name'],
+    ['webhook', 'webhooks', () => `/api/webhooks/${webhookId}`, { enabled: false }, 'description'],
+  ])(
+    'compares If-Match with the %s as the write holds it, not as it was before the write waited',
+    async (_kind, table, pathOf, body, changedColumn) => {
+      const path = pathOf();
+      const id = Number(path.split('/').pop());
+      const read = await etag(path);
+      const blocker = app.dataSource.createQueryRunner();
+      await blocker.connect();
+      try {
+        await blocker.startTransaction();
+        await blocker.query(`UPDATE ${table} SET ${changedColumn} = 'Changed meanwhile' WHERE id = $1`, [id]);
+        const write = api.put(path, { token, headers: { 'if-match': read }, body });
+        await waitFor(
+          async () =>
+            (
+              await app.dataSource.query<unknown[]>(
+                `SELECT 1 FROM pg_stat_activity
+                 WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%'`,
+              )
+            ).length > 0,
+          { what: 'the write waiting for the row' },
+        );
+        await blocker.commitTransaction();
+        const answer = await write;
+        expect([answer.status, answer.body.message]).toEqual([412, CHANGED]);
+      } finally {
+        if (blocker.isTransactionActive) await blocker.rollbackTransaction();
+        await blocker.release();
+      }
+      const [row] = await app.dataSource.query<Record<string, unknown>[]>(
+        `SELECT * FROM ${table} WHERE id = $1`,
+        [id],
+      );
+      expect(row[changedColumn]).toBe('Changed meanwhile');
+      const [field, value] = Object.entries(body)[0];
+      expect(row[field]).not.toBe(value);
+    },
+  );
 });
 
 describe('REQUIRE_IF_MATCH=true', () => {

@@ -477,6 +477,7 @@ export const EXAMPLES = {
       ],
     },
     findById: { args: ['301'] },
+    lockById: { args: ['301', TX] },
     findByIds: { args: [['301', '302']] },
     page: { args: [PAGING] },
     update: [

@@ -12,13 +12,32 @@ export const IfMatch = createParamDecorator((_: unknown, context: ExecutionConte
 });
 
 /**
- * `If-Match` on the writes of docs/api.md §17. Called first in the handler: after the guards (401/403) and the
- * pipes (400); the single read throws the 404; the operation's own 409s come after.
+ * `If-Match` on the writes of docs/api.md §17: after the guards (401/403) and the pipes (400), the 404, and the
+ * operation's own 403s; before its 409s.
  */
 @Injectable()
 export class Preconditions {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
+  /**
+   * The check a write runs once it holds its row (users, webhooks): 428 at once when If-Match is required and
+   * absent; undefined when there is nothing to compare (no header, or `*`).
+   */
+  expect(ifMatch: string | undefined): Precondition | undefined {
+    if (ifMatch === undefined) {
+      if (this.config.requireIfMatch) throw new PreconditionRequired();
+      return undefined;
+    }
+    if (ifMatch.trim() === '*') return undefined;
+    return (current) => {
+      if (!listMatches(ifMatch, etagOf(current))) throw new PreconditionFailed();
+    };
+  }
+
+  /**
+   * The check of a write whose body is not one row (a module's read holds its members, whose rows other writes
+   * change): the single read now, before the write. Not atomic with it (docs/decisions.md, "ETags").
+   */
   async check(ifMatch: string | undefined, read: () => Promise<unknown>): Promise<void> {
     if (ifMatch === undefined) {
       if (this.config.requireIfMatch) throw new PreconditionRequired();
@@ -29,6 +48,13 @@ export class Preconditions {
     if (!listMatches(ifMatch, await currentETag(read))) throw new PreconditionFailed();
   }
 }
+
+/**
+ * The If-Match check of a write that holds its row: called with the resource as its single read would answer it
+ * now, read after the row was locked in the write's transaction, so no change can land between the check and the
+ * write. Throws 412 when no ETag of the header is current.
+ */
+export type Precondition = (current: unknown) => void;
 
 /** The ETag the single read gives now. */
 export async function currentETag(read: () => Promise<unknown>): Promise<string> {

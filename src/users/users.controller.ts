@@ -171,8 +171,7 @@ export class UsersController {
     @RequestCtx() context: RequestContext,
     @IfMatch() ifMatch: string | undefined,
   ): Promise<UserAccount> {
-    await this.preconditions.check(ifMatch, () => this.users.get(id));
-    return this.users.update(id, body, caller, context);
+    return this.users.update(id, body, caller, context, this.preconditions.expect(ifMatch));
   }
 
   @Delete(':user_id/sso-binding')
@@ -225,8 +224,7 @@ export class UsersController {
     @RequestCtx() context: RequestContext,
     @IfMatch() ifMatch: string | undefined,
   ): Promise<null> {
-    await this.preconditions.check(ifMatch, () => this.users.get(id));
-    await this.users.remove(id, caller, context);
+    await this.users.remove(id, caller, context, this.preconditions.expect(ifMatch));
     return null;
   }
 }

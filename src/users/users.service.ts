@@ -4,6 +4,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { type Transaction, Transactions } from '../database/transactions.js';
 import { ChangeEventsService } from '../events/change-events.service.js';
 import { type AuthUser } from '../core/decorators.js';
+import { type Precondition } from '../core/preconditions.js';
 import { violatedUniqueConstraint } from '../database/sql.js';
 import { StorageService } from '../storage/storage.service.js';
 import { avatarFolder } from './avatar-files.js';
@@ -226,6 +227,7 @@ export class UsersService {
     dto: UpdateUserDto,
     caller: AuthUser,
     context: RequestContext,
+    precondition?: Precondition,
   ): Promise<UserAccount> {
     const { username, email, password, admin } = dto;
     const people = peopleFields(dto);
@@ -255,7 +257,12 @@ export class UsersService {
       changes.passwordHash = passwordHash;
       changes.passwordChangedAt = new Date();
     }
-    const { user } = await this.change(id, () => changes, { context }, { unchangedIsNoWrite: false });
+    const { user } = await this.change(
+      id,
+      () => changes,
+      { context },
+      { unchangedIsNoWrite: false, precondition },
+    );
     return toUserAccount(user);
   }
 
@@ -269,13 +276,15 @@ export class UsersService {
     id: string,
     plan: ChangePlan,
     origin: WriteOrigin,
-    { unchangedIsNoWrite }: { unchangedIsNoWrite: boolean },
+    { unchangedIsNoWrite, precondition }: { unchangedIsNoWrite: boolean; precondition?: Precondition },
   ): Promise<{ user: UserSummarySource; changed: boolean }> {
     let result: { user: UserSummarySource; changed: boolean; written: Omit<UserChanges, 'updatedAt'> };
     try {
       result = await this.transactions.run(async (transaction) => {
         const before = await this.users.lockForUpdate(id, transaction);
         if (!before) throw new UserNotFound();
+        // If-Match, against the user as it stands now that no other write can change it (docs/api.md §17).
+        precondition?.(toUserAccount(before));
         const planned = plan(before);
         const summary: Record<string, unknown> = {};
         for (const [field, key] of AUDITED_FIELDS) {
@@ -407,11 +416,17 @@ export class UsersService {
   }
 
   /** Deletes the user (role assignments go with it, by foreign key), then the avatar files. */
-  async remove(id: string, caller: AuthUser, context: RequestContext): Promise<void> {
+  async remove(
+    id: string,
+    caller: AuthUser,
+    context: RequestContext,
+    precondition?: Precondition,
+  ): Promise<void> {
     await this.delete(
       id,
-      () => {
+      (current) => {
         if (String(caller.id) === id) throw new CannotDeleteSelf();
+        precondition?.(toUserAccount(current));
       },
       { context },
     );

@@ -94,8 +94,7 @@ export class WebhooksController {
     @RequestCtx() context: RequestContext,
     @IfMatch() ifMatch: string | undefined,
   ): Promise<WebhookResponse> {
-    await this.preconditions.check(ifMatch, () => this.webhooks.get(id));
-    return this.webhooks.update(id, body, context);
+    return this.webhooks.update(id, body, context, this.preconditions.expect(ifMatch));
   }
 
   @Delete(':webhook_id')
@@ -109,8 +108,7 @@ export class WebhooksController {
     @RequestCtx() context: RequestContext,
     @IfMatch() ifMatch: string | undefined,
   ): Promise<null> {
-    await this.preconditions.check(ifMatch, () => this.webhooks.get(id));
-    await this.webhooks.remove(id, context);
+    await this.webhooks.remove(id, context, this.preconditions.expect(ifMatch));
     return null;
   }
 

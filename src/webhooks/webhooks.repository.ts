@@ -128,6 +128,15 @@ export class WebhooksRepository {
     return row ?? null;
   }
 
+  /** The webhook, row-locked for `manager`'s transaction (a write's If-Match compares it), or null. */
+  async lockById(id: string, manager: EntityManager): Promise<WebhookRow | null> {
+    const [row] = await manager.query<WebhookRow[]>(
+      `SELECT ${COLUMNS} FROM webhooks w WHERE w.id = $1 FOR UPDATE`,
+      [id],
+    );
+    return row ?? null;
+  }
+
   async findByIds(ids: readonly string[]): Promise<WebhookRow[]> {
     return this.dataSource.query<WebhookRow[]>(
       `SELECT ${COLUMNS} FROM webhooks w WHERE w.id = ANY($1::bigint[])`,

@@ -40,6 +40,10 @@ class FakeWebhooks extends WebhooksRepository {
     return Promise.resolve(this.rows.get(id) ?? null);
   }
 
+  override lockById(id: string): Promise<WebhookRow | null> {
+    return this.findById(id);
+  }
+
   override update(id: string, changes: WebhookChanges): Promise<WebhookRow | null> {
     const row = this.rows.get(id);
     if (!row) return Promise.resolve(null);

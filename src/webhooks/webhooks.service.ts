@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { AuditService } from '../audit/audit.service.js';
+import { type Precondition } from '../core/preconditions.js';
 import { type Paging } from '../core/query.js';
 import { Transactions } from '../database/transactions.js';
 import { DeliveryQueue } from './delivery-queue.js';
@@ -76,11 +77,16 @@ export class WebhooksService {
     return toWebhookResponse(await this.existing(id));
   }
 
-  async update(id: string, dto: UpdateWebhookDto, context: RequestContext): Promise<WebhookResponse> {
+  async update(
+    id: string,
+    dto: UpdateWebhookDto,
+    context: RequestContext,
+    precondition?: Precondition,
+  ): Promise<WebhookResponse> {
     const { url, types, description, enabled } = dto;
     if (url === undefined && types === undefined && description === undefined && enabled === undefined)
       throw new NothingToUpdate();
-    const before = await this.existing(id);
+    await this.existing(id);
     if (url !== undefined) await this.rules.check(url);
     const changes: WebhookChanges = {
       url,
@@ -89,6 +95,10 @@ export class WebhooksService {
       enabled,
     };
     const updated = await this.transactions.run(async (transaction) => {
+      // Locked and read in the write's transaction: If-Match compares what the write changes (docs/api.md §17).
+      const before = await this.webhooks.lockById(id, transaction);
+      if (!before) return null;
+      precondition?.(toWebhookResponse(before));
       const row = await this.webhooks.update(id, changes, transaction);
       if (!row) return null;
       const summary: Record<string, unknown> = {};
@@ -114,8 +124,11 @@ export class WebhooksService {
   }
 
   /** Deletes the webhook with its delivery log; its pending attempts are dropped by the workers. */
-  async remove(id: string, context: RequestContext): Promise<void> {
+  async remove(id: string, context: RequestContext, precondition?: Precondition): Promise<void> {
     await this.transactions.run(async (transaction) => {
+      const current = await this.webhooks.lockById(id, transaction);
+      if (!current) throw new WebhookNotFound();
+      precondition?.(toWebhookResponse(current));
       const deleted = await this.webhooks.delete(id, transaction);
       if (!deleted) throw new WebhookNotFound();
       await this.audit.record(transaction, context, {
