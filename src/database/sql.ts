@@ -66,7 +66,9 @@ export function jsonObjectArguments<K extends string>(
 /** SQL select items aliasing columns to a mapper's source properties: `{prop: 'u.col'}` → `u.col AS "prop"`. */
 export function aliasedColumns<K extends string>(columns: Readonly<Record<K, string>>): string {
   return Object.entries<string>(columns)
-    .map(([property, column]) => (column.endsWith(`.${property}`) ? column : `${column} AS "${property}"`))
+    .map(([property, column]) =>
+      column === property || column.endsWith(`.${property}`) ? column : `${column} AS "${property}"`,
+    )
     .join(', ');
 }
 

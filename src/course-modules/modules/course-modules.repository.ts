@@ -31,16 +31,26 @@ import { effectiveStatusOf, type EffectiveStatus, grantsRead, grantsRights } fro
  * every statement.
  */
 
+/**
+ * The column of `modules` each property of a Module's source is read from: the one list MODULE_COLUMNS,
+ * MODULE_PROPERTIES and MODULE_RETURNING are made from, checked against `ModuleSource` when the project compiles.
+ */
+const MODULE_COLUMN_NAMES = {
+  id: 'id',
+  code: 'code',
+  year: 'year',
+  description: 'description',
+  credits: 'credits',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+} as const satisfies PerField<ModuleSource, string>;
+
 /** The columns of a Module, aliased to the entity's property names, so a row is a `ModuleSource` as it stands. */
-const MODULE_COLUMNS = aliasedColumns({
-  id: 'm.id',
-  code: 'm.code',
-  year: 'm.year',
-  description: 'm.description',
-  credits: 'm.credits',
-  createdAt: 'm.created_at',
-  updatedAt: 'm.updated_at',
-} satisfies PerField<ModuleSource, string>);
+const MODULE_COLUMNS = aliasedColumns(
+  Object.fromEntries(
+    Object.entries(MODULE_COLUMN_NAMES).map(([property, column]) => [property, `m.${column}`]),
+  ),
+);
 
 /**
  * Each field of the Module (module.shape.ts) as an SQL expression over `row`, a relation with MODULE_COLUMNS'
@@ -270,19 +280,10 @@ export interface DeletedModules {
 export const CODE_YEAR_CONSTRAINT = 'uq_modules_code_year';
 
 /** The Module's properties, as a QueryBuilder's `returning()` names them (MODULE_COLUMNS' order). */
-const MODULE_PROPERTIES = [
-  'id',
-  'code',
-  'year',
-  'description',
-  'credits',
-  'createdAt',
-  'updatedAt',
-] as const satisfies readonly (keyof ModuleSource)[];
+const MODULE_PROPERTIES = Object.keys(MODULE_COLUMN_NAMES) as (keyof typeof MODULE_COLUMN_NAMES)[];
 
 /** The same as `RETURNING` text, for the rollover's `INSERT … SELECT`. */
-const MODULE_RETURNING = `RETURNING id, code, year, description, credits,
-            created_at AS "createdAt", updated_at AS "updatedAt"`;
+const MODULE_RETURNING = `RETURNING ${aliasedColumns(MODULE_COLUMN_NAMES)}`;
 
 /**
  * The `modules` table's reads and writes (the single read with its personnel lists), and the deletes of what belongs

@@ -9,6 +9,7 @@ import { isStatementError, violatedUniqueConstraint } from '../../database/sql.j
 import { Transactions } from '../../database/transactions.js';
 import { UsersService } from '../../users/users.service.js';
 import { bulkDeleteResult, type BulkDeleteResult, candidateIds } from './bulk-delete.js';
+import { type PerField } from '../../core/wire-shape.js';
 import {
   CODE_YEAR_CONSTRAINT,
   CourseModulesRepository,
@@ -54,13 +55,21 @@ const valuesOf = (input: ModuleInput): ModuleValues => ({
   credits: input.credits,
 });
 
+/** Every field a module's write sets, checked against `ModuleValues` when the project compiles. */
+const MODULE_VALUE_FIELDS = Object.keys({
+  code: true,
+  year: true,
+  description: true,
+  credits: true,
+} as const satisfies PerField<ModuleValues, true>) as (keyof ModuleValues)[];
+
 /** The fields an update changed, as `{field: {from, to}}`. */
 function changedFields(
   before: ModuleValues,
   after: ModuleValues,
 ): Record<string, { from: unknown; to: unknown }> {
   const changes: Record<string, { from: unknown; to: unknown }> = {};
-  for (const field of ['code', 'year', 'description', 'credits'] as const) {
+  for (const field of MODULE_VALUE_FIELDS) {
     if (before[field] !== after[field]) changes[field] = { from: before[field], to: after[field] };
   }
   return changes;
