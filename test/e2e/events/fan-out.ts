@@ -16,7 +16,6 @@ async function feedReads(metrics: Metrics): Promise<number> {
  * docs/events.md, "Long-poll": a commit wakes the requests a replica holds with one read of the feed, whose
  * events are handed to each request by its own `after`, `types` and `limit`.
  */
-
 export function longPollFanOut({ app, api }: UsedTestApp): void {
   let token: string;
 

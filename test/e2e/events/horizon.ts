@@ -40,7 +40,6 @@ async function openTransaction(url: string): Promise<{ xid: string; end(): Promi
  * application, an idle-in-transaction session) holds nothing back; one left open in this database still does,
  * and what it commits late is still served, after the events that did not wait for it.
  */
-
 export function changeEventHorizon({ app, api }: UsedTestApp): void {
   let token: string;
   let foreign: Awaited<ReturnType<typeof scratchDatabase>> | undefined;

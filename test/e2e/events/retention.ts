@@ -11,7 +11,6 @@ const BACKLOG = 60_000;
  * any size shrinks (one DELETE under the interactive bound was cancelled every day once the backlog outgrew it).
  * The interactive bound is cut short here, so that one statement deleting the whole backlog cannot finish in it.
  */
-
 export function retentionOnLargeBacklog({ app, api }: UsedTestApp): void {
   it('prunes a backlog larger than one batch, keeps the young events, and moves the watermark to the last', async () => {
     const { token } = await freshAdmin(app, { username: 'root' });
