@@ -4,12 +4,13 @@
 import { useChangeFeed } from './e2e/events/context.js';
 import { longPollFanOut } from './e2e/events/fan-out.js';
 import { feedTests } from './e2e/events/feed.js';
-import { changeEventHorizon, LOOPBACK } from './e2e/events/horizon.js';
+import { changeEventHorizon } from './e2e/events/horizon.js';
 import { longPollTests } from './e2e/events/long-poll.js';
 import { retentionOnLargeBacklog } from './e2e/events/retention.js';
 import { volumeAndShutdownTests } from './e2e/events/volume-and-shutdown.js';
 import { writeRouteTests } from './e2e/events/write-routes.js';
 import { useTestApp } from './support/app.js';
+import { LOOPBACK_WEBHOOKS } from './support/webhook-receiver.js';
 
 /** docs/events.md: change events written by every write route, and the feed that serves them. */
 describe('Change events (GET /api/events)', () => {
@@ -24,7 +25,7 @@ describe('Change events (GET /api/events)', () => {
 describe('Long-poll fan-out (GET /api/events?wait=)', () =>
   longPollFanOut(useTestApp({ eventFeedMaxWaiting: 100 })));
 
-describe('the change event horizon', () => changeEventHorizon(useTestApp(LOOPBACK)));
+describe('the change event horizon', () => changeEventHorizon(useTestApp(LOOPBACK_WEBHOOKS)));
 
 describe('Change event retention on a large backlog', () =>
   retentionOnLargeBacklog(useTestApp({ dbStatementTimeoutMs: 150, eventRetentionDays: 30 })));

@@ -7,10 +7,6 @@ import { freshAdmin } from '../../support/fresh-admin.js';
 import { waitFor } from '../../support/wait-for.js';
 import { startReceiver } from '../../support/webhook-receiver.js';
 
-export const LOOPBACK = {
-  backgroundWorkers: true,
-  webhooks: { allowHttp: true, allowPrivate: true, timeoutMs: 1000, retryScale: 0.0001 },
-};
 /** A module create's event shows in the feed and reaches a webhook within this (about 0.1 s when nothing waits). */
 const PROMPT_MS = 5000;
 /** The rows of the long write measured beside single creates: a roster import of the most rows an import takes. */
