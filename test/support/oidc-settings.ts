@@ -24,20 +24,26 @@ export function oidcSettings(issuer: string, overrides: Partial<OidcSettings> = 
 /**
  * Starts the test IdP in `beforeAll` and writes its OIDC settings into `settings`, for a `useTestApp(settings)`
  * called after this in the same `describe` (so the IdP is up when the service starts); stops it in `afterAll`.
- * Gives the running IdP.
+ * Gives a handle that may be captured at once: it resolves to the running IdP from the first hook on, as
+ * useTestApp()'s handles do.
  */
-export function useTestIdp(
-  settings: Partial<AppConfig>,
-  overrides: Partial<OidcSettings> = {},
-): () => TestIdp {
-  let idp: TestIdp | undefined;
+export function useTestIdp(settings: Partial<AppConfig>, overrides: Partial<OidcSettings> = {}): TestIdp {
+  let started: TestIdp | undefined;
   beforeAll(async () => {
-    idp = await TestIdp.start();
-    Object.assign(settings, oidcSettings(idp.issuer, overrides));
+    started = await TestIdp.start();
+    Object.assign(settings, oidcSettings(started.issuer, overrides));
   });
-  afterAll(() => idp?.stop());
-  return () => {
-    if (!idp) throw new Error('the test IdP is used before its beforeAll hook ran');
-    return idp;
+  afterAll(() => started?.stop());
+  const current = (): TestIdp => {
+    if (!started) throw new Error('the test IdP is used before its beforeAll hook ran');
+    return started;
   };
+  return new Proxy({} as TestIdp, {
+    get(_, key) {
+      const idp = current();
+      const value: unknown = Reflect.get(idp, key);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(idp) : value;
+    },
+    set: (_, key, value) => Reflect.set(current(), key, value),
+  });
 }

@@ -28,7 +28,7 @@ let sequence = 0;
  * The area's service with the served document and every persona's user made once (in `given`, by `beforeAll`), and
  * the helpers its parts share.
  */
-export function useMatrix({ app }: UsedTestApp, idp: () => TestIdp) {
+export function useMatrix({ app }: UsedTestApp, idp: TestIdp) {
   const given = {} as {
     document: OpenAPIObject;
     operations: DocOperation[];
@@ -157,19 +157,19 @@ export function useMatrix({ app }: UsedTestApp, idp: () => TestIdp) {
     // An admin is reached only through their binding (docs/sso.md): the test IdP's subject of that username.
     await ds.query(`UPDATE users SET sso_issuer = $2, sso_subject = $3 WHERE id = $1`, [
       given.users.sso_admin.id,
-      idp().issuer,
+      idp.issuer,
       `person-${given.users.sso_admin.username.toLowerCase()}`,
     ]);
-    given.linkToken = await idp().accessToken({
+    given.linkToken = await idp.accessToken({
       preferred_username: 'authz-link',
       sub: 'authz-link-subject',
     });
     // Tokens the provider issues, naming the local users by username (in another letter case).
     given.ssoTokens = {
-      sso_admin: await idp().accessToken({
+      sso_admin: await idp.accessToken({
         preferred_username: given.users.sso_admin.username.toUpperCase(),
       }),
-      sso_lecturer: await idp().accessToken({ preferred_username: given.users.sso_lecturer.username }),
+      sso_lecturer: await idp.accessToken({ preferred_username: given.users.sso_lecturer.username }),
     };
     const adminAuth = bearer(tokenFor(given.users.admin));
     const asAdmin = (method: string, path: string, built: Built = {}) => send(method, path, built, adminAuth);
