@@ -9,7 +9,8 @@ import {
   unsignedToken,
   type UserRow,
 } from '../../support/factories.js';
-import { type AuthContext, nextSecond } from './context.js';
+import { nextSecond } from '../../support/users-helpers.js';
+import { type AuthContext } from './context.js';
 
 export function bearerTokenTests(ctx: AuthContext): void {
   const { app, api, given } = ctx;

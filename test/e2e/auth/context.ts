@@ -3,9 +3,6 @@ import { jest } from '@jest/globals';
 import { type UsedTestApp } from '../../support/app.js';
 import { makeUser, type UserRow } from '../../support/factories.js';
 
-export const nextSecond = () =>
-  new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20));
-
 /**
  * The area's service with the user Jane.Doe made afresh before each test (in `given`); the service's clock is
  * restored after each.

@@ -1,6 +1,7 @@
 // Part of test/auth.e2e-spec.ts: PUT /api/auth/password.
 import { DEFAULT_PASSWORD, makeUser, tokenFor } from '../../support/factories.js';
-import { type AuthContext, nextSecond } from './context.js';
+import { nextSecond } from '../../support/users-helpers.js';
+import { type AuthContext } from './context.js';
 
 export function passwordTests(ctx: AuthContext): void {
   const { app, api, given } = ctx;
