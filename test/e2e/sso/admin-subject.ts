@@ -24,7 +24,7 @@ export function adminSubject(): void {
     await idp?.stop();
   });
   beforeEach(() => app.reset());
-  // The describe below expects an empty audit trail.
+  // The spec's next describe (PASSWORD_LOGIN=false, test/e2e/sso/password-login-off.ts) expects an empty audit trail.
   afterEach(() => app.reset());
 
   const bootstrap = () => app.service.app.get(AdminBootstrap).onApplicationBootstrap();
