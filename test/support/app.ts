@@ -151,11 +151,17 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<
   };
 }
 
+/** What {@link useTestApp} gives: the area's service and a client bound to it, handed to the parts of an e2e file. */
+export interface UsedTestApp {
+  app: TestApp;
+  api: Client;
+}
+
 /**
  * One service for the enclosing `describe` (started in `beforeAll`, stopped in `afterAll`), with a client
  * bound to it. Both handles may be captured at once; they resolve to the running service from the first hook on.
  */
-export function useTestApp(overrides: Partial<AppConfig> = {}): { app: TestApp; api: Client } {
+export function useTestApp(overrides: Partial<AppConfig> = {}): UsedTestApp {
   let started: TestApp | undefined;
   const current = (): TestApp => {
     if (!started) throw new Error('the test service is used before its beforeAll hook ran');

@@ -2,6 +2,15 @@ import http from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
+/**
+ * Settings under which the test service delivers webhooks to a receiver on loopback: its background work on (the
+ * dispatcher, the job workers), plain HTTP and private addresses allowed, attempts of 1 s, retries scaled down.
+ */
+export const LOOPBACK_WEBHOOKS = {
+  backgroundWorkers: true,
+  webhooks: { allowHttp: true, allowPrivate: true, timeoutMs: 1000, retryScale: 0.0001 },
+};
+
 export interface Received {
   headers: http.IncomingHttpHeaders;
   body: string;

@@ -1,0 +1,21 @@
+// What the parts of test/auth.e2e-spec.ts's authentication tests share: a user made afresh before each test.
+import { jest } from '@jest/globals';
+import { type UsedTestApp } from '../../support/app.js';
+import { makeUser, type UserRow } from '../../support/factories.js';
+
+/**
+ * The area's service with the user Jane.Doe made afresh before each test (in `given`); the service's clock is
+ * restored after each.
+ */
+export function useSignInUser({ app, api }: UsedTestApp) {
+  const given = {} as { user: UserRow };
+  beforeEach(async () => {
+    await app.reset();
+    given.user = await makeUser(app.dataSource, { username: 'Jane.Doe' });
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  return { app, api, given };
+}
+
+export type AuthContext = ReturnType<typeof useSignInUser>;
