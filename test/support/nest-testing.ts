@@ -15,8 +15,11 @@ export interface IntegrationSetup {
   providers: Provider[];
   /** The entities whose TypeORM repositories those providers inject (`@InjectRepository`). */
   entities?: Parameters<typeof TypeOrmModule.forFeature>[0];
-  /** Settings that differ from the defaults (the tests' defaults: `loadConfig({})`, background work off). */
-  config?: Partial<AppConfig>;
+  /**
+   * Settings that differ from the tests' defaults (`loadConfig({})`); not the database, which is the module's own,
+   * nor `backgroundWorkers`, which is false (and no hook that reads it runs).
+   */
+  config?: Partial<Omit<AppConfig, 'databaseUrl' | 'backgroundWorkers'>>;
 }
 
 /** A compiled testing module on a migrated database of its own; no HTTP server, no port. */
@@ -66,8 +69,8 @@ export async function compileIntegrationModule(setup: IntegrationSetup): Promise
     ...loadConfig({}),
     jwtSecret: TEST_JWT_SECRET,
     logLevel: (process.env.TEST_LOG_LEVEL as AppConfig['logLevel'] | undefined) ?? 'silent',
-    backgroundWorkers: false,
     ...setup.config,
+    backgroundWorkers: false,
     databaseUrl: database.url,
   };
   const testing: TestingModule = await Test.createTestingModule({
