@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { type Provider, type Type } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
@@ -63,7 +64,9 @@ const WRITTEN_TABLES = [
  * `close()` runs the shutdown hooks, which close the data source. The scratch database is dropped with the run's.
  */
 export async function compileIntegrationModule(setup: IntegrationSetup): Promise<IntegrationModule> {
-  const database = await scratchDatabase('mas_int');
+  // A prefix of its own per module: scratchDatabase() counts per test file (Jest gives each file fresh modules),
+  // so two files run in one worker process would otherwise ask for the same name.
+  const database = await scratchDatabase(`mas_int_${randomBytes(4).toString('hex')}`);
   await runMigrations(database.url);
   const config: AppConfig & { databaseUrl: string } = {
     ...loadConfig({}),
