@@ -2,10 +2,13 @@ import { type DataSource, type EntityManager } from 'typeorm';
 import { toPaging } from '../src/core/query.js';
 import { CourseModulesRepository } from '../src/course-modules/modules/course-modules.repository.js';
 import { ModuleRolesRepository } from '../src/course-modules/membership/module-roles.repository.js';
+import { UserModuleRole } from '../src/course-modules/membership/user-module-role.entity.js';
+import { CourseModule } from '../src/course-modules/modules/course-module.entity.js';
 import { ModuleRole } from '../src/course-modules/modules/module-role.js';
+import { User } from '../src/users/user.entity.js';
 import { UsersRepository } from '../src/users/users.repository.js';
-import { useTestApp } from './support/app.js';
 import { assignRole, makeModule, makeUser } from './support/factories.js';
+import { useIntegrationModule } from './support/nest-testing.js';
 import { poolOf } from './support/pool.js';
 
 /** The statements `work` sends through `manager`, as their first words. */
@@ -42,14 +45,18 @@ async function poolStatementsOf<T>(
   }
 }
 
+/** The three repositories on a testing module of their own (test/support/nest-testing.ts): no HTTP, no service. */
 describe('repositories against PostgreSQL', () => {
-  const { app } = useTestApp();
+  const nest = useIntegrationModule({
+    providers: [CourseModulesRepository, ModuleRolesRepository, UsersRepository],
+    entities: [CourseModule, UserModuleRole, User],
+  });
   let dataSource: DataSource;
   beforeEach(async () => {
-    await app.reset();
-    dataSource = app.dataSource;
+    await nest.reset();
+    dataSource = nest.dataSource;
   });
-  const get = <T>(type: new (...args: never[]) => T): T => app.service.app.get(type);
+  const get = nest.get;
 
   describe(CourseModulesRepository.name, () => {
     it('deletes any number of modules with their dependents in the same five statements', async () => {

@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto';
+import { type Provider, type Type } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
+import { type DataSource } from 'typeorm';
+import { type AppConfig, loadConfig } from '../../src/config/app-config.js';
+import { ConfigModule } from '../../src/config/config.module.js';
+import { DatabaseModule } from '../../src/database/database.module.js';
+import { runMigrations } from '../../src/database/database.js';
+import { createRootLogger, NestPinoLogger } from '../../src/observability/logger.js';
+import { type RunDatabase, scratchDatabase, TEST_JWT_SECRET } from './app.js';
+
+/** What an integration test compiles: the classes it calls, and what they inject beyond the database. */
+export interface IntegrationSetup {
+  /** The providers the test calls and those they inject (repositories, services); nothing else is built. */
+  providers: Provider[];
+  /** The entities whose TypeORM repositories those providers inject (`@InjectRepository`). */
+  entities?: Parameters<typeof TypeOrmModule.forFeature>[0];
+  /**
+   * Settings that differ from the tests' defaults (`loadConfig({})`); not the database, which is the module's own,
+   * nor `backgroundWorkers`, which is false (and no hook that reads it runs).
+   */
+  config?: Partial<Omit<AppConfig, 'databaseUrl' | 'backgroundWorkers'>>;
+}
+
+/** A compiled testing module on a migrated database of its own; no HTTP server, no port. */
+export interface IntegrationModule {
+  /** The provider of `type` from the testing module. */
+  get<T>(type: Type<T>): T;
+  /** The module's data source (the service's request pool, with its interactive bounds). */
+  dataSource: DataSource;
+  config: AppConfig & { databaseUrl: string };
+  database: RunDatabase;
+  /** Deletes the rows tests write (users, modules and their dependents, audit and change events, keys); call in `beforeEach`. */
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The tables `reset()` empties, children before parents. The singletons the migrations seed (`module_stats`,
+ * `user_stats`, `webhook_dispatch`) stay: the module and user totals' DELETE triggers keep them right.
+ */
+const WRITTEN_TABLES = [
+  'webhook_deliveries',
+  'webhooks',
+  'assignment_files',
+  'assignments',
+  'user_module_roles',
+  'modules',
+  'users',
+  'audit_events',
+  'idempotency_keys',
+  'lms_exports',
+  'change_events',
+  'change_events_pruned',
+];
+
+/**
+ * Compiles a NestJS testing module (`Test.createTestingModule`) with the service's ConfigModule and
+ * DatabaseModule and only the providers `setup` names, on a scratch database (test/support/app.ts) that it
+ * migrates first. The module is compiled, never initialised: no `onModuleInit` or `onApplicationBootstrap` hook
+ * runs, so no background loop (the workers, the dispatcher, the sweeps, the daily prunes) starts whatever the
+ * configuration says; `config.backgroundWorkers` is false as well. A test calls the classes' methods itself.
+ * `close()` runs the shutdown hooks, which close the data source. The scratch database is dropped with the run's.
+ */
+export async function compileIntegrationModule(setup: IntegrationSetup): Promise<IntegrationModule> {
+  // A prefix of its own per module: scratchDatabase() counts per test file (Jest gives each file fresh modules),
+  // so two files run in one worker process would otherwise ask for the same name.
+  const database = await scratchDatabase(`mas_int_${randomBytes(4).toString('hex')}`);
+  await runMigrations(database.url);
+  const config: AppConfig & { databaseUrl: string } = {
+    ...loadConfig({}),
+    jwtSecret: TEST_JWT_SECRET,
+    logLevel: (process.env.TEST_LOG_LEVEL as AppConfig['logLevel'] | undefined) ?? 'silent',
+    ...setup.config,
+    backgroundWorkers: false,
+    databaseUrl: database.url,
+  };
+  const testing: TestingModule = await Test.createTestingModule({
+    imports: [
+      ConfigModule.forRoot(config),
+      DatabaseModule.forRoot(config),
+      ...(setup.entities ? [TypeOrmModule.forFeature(setup.entities)] : []),
+    ],
+    providers: setup.providers,
+  })
+    .setLogger(new NestPinoLogger(createRootLogger(config.logLevel)))
+    .compile();
+  const dataSource = testing.get<DataSource>(getDataSourceToken());
+  return {
+    get: (type) => testing.get(type),
+    dataSource,
+    config,
+    database,
+    async reset() {
+      await dataSource.transaction(async (manager) => {
+        for (const table of WRITTEN_TABLES) await manager.query(`DELETE FROM ${table}`);
+      });
+    },
+    close: () => testing.close(),
+  };
+}
+
+/**
+ * One testing module for the enclosing `describe` (compiled in `beforeAll`, closed in `afterAll`); the handle
+ * may be captured at once and resolves to the compiled module from the first hook on.
+ */
+export function useIntegrationModule(setup: IntegrationSetup): IntegrationModule {
+  let compiled: IntegrationModule | undefined;
+  const current = (): IntegrationModule => {
+    if (!compiled) throw new Error('the testing module is used before its beforeAll hook ran');
+    return compiled;
+  };
+  beforeAll(async () => {
+    compiled = await compileIntegrationModule(setup);
+  });
+  afterAll(() => compiled?.close());
+  return {
+    get: (type) => current().get(type),
+    get dataSource() {
+      return current().dataSource;
+    },
+    get config() {
+      return current().config;
+    },
+    get database() {
+      return current().database;
+    },
+    reset: () => current().reset(),
+    close: () => current().close(),
+  };
+}
