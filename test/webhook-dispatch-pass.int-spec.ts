@@ -133,9 +133,15 @@ describe('the dispatcher passing over unwanted events, several at once', () => {
       await dataSource.query(
         `INSERT INTO change_events (type, data) SELECT 'module.updated', '{}'::jsonb FROM generate_series(1, 5)`,
       );
-      const pass = await webhooks.skipUnwantedEvents(1000);
+      // A pass may still say `pending` when a transaction of another Jest worker's database ends during it (the
+      // race of the first test); the dispatcher then comes back. What must not hold it is `other`, open all along:
+      // the passes end while it is still open.
+      const passes = [await webhooks.skipUnwantedEvents(1000)];
+      while (passes.at(-1)!.pending && passes.length < 20)
+        passes.push(await webhooks.skipUnwantedEvents(1000));
+      expect(passes.at(-1)).toMatchObject({ wanted: false, pending: false });
       // The two events the test before left (a webhook took one) and these five.
-      expect(pass).toMatchObject({ skipped: 7, wanted: false, pending: false });
+      expect(passes.reduce((sum, pass) => sum + pass.skipped, 0)).toBe(7);
       const now = await position();
       expect(now.at).toBe(now.newest);
     } finally {
