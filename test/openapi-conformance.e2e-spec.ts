@@ -120,8 +120,7 @@ describe('responses conform to the OpenAPI document', () => {
     };
     const bulk = await expectStatus(201, 'POST', '/api/users/bulk', bulkRequest);
     state.others = bulk.body.data.map((u: { id: number }) => u.id);
-    // docs/api.md §17: the retry is answered from memory (Idempotent-Replayed), a reuse for another body is 422,
-    // a malformed key 400; each status and header as the document declares them.
+    // §17: a retry answered from memory, the key reused for another body (422), a malformed key (400).
     const replayed = await expectStatus(201, 'POST', '/api/users/bulk', bulkRequest);
     expect(replayed.headers.get('idempotent-replayed')).toBe('true');
     expect(replayed.body.data.map((u: { id: number }) => u.id)).toEqual(state.others);

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { type DataSource } from 'typeorm';
 import { Metrics } from '../src/observability/metrics.js';
 import { CHANGE_EVENTS_CHANNEL } from '../src/events/change-events.repository.js';
+import { loadConfig } from '../src/config/app-config.js';
+import { jobExpirySeconds } from '../src/webhooks/delivery-queue.js';
 import { startTestApp, TEST_JWT_SECRET, type TestApp, testDatabaseUrl } from './support/app.js';
 import { makeUser, tokenFor } from './support/factories.js';
 import { request } from './support/http.js';
@@ -149,22 +151,34 @@ describe('a replica killed with SIGKILL in the middle of a delivery burst', () =
     await rm(dataDir, { recursive: true, force: true });
   });
 
+  /** A replica's settings: the service's defaults but for the loopback receiver and a 1 s attempt timeout. */
+  function childEnv(): NodeJS.ProcessEnv {
+    const { DATABASE_URL: _url, ...rest } = process.env;
+    return {
+      ...rest,
+      DATABASE_URL: testDatabaseUrl(),
+      JWT_SECRET: TEST_JWT_SECRET,
+      DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_TIMEOUT_MS: '1000',
+    };
+  }
+
+  /**
+   * How long after the kill the jobs the killed replica held may take to reach the other: a job expires
+   * jobExpirySeconds after it was taken (the attempt's deadline and its recording's bound), and pg-boss's
+   * maintenance, run every expiry period (up to 60 s), hands it on: two periods, and 10 s for the attempt.
+   */
+  const handOverMs = () => (2 * jobExpirySeconds(loadConfig(childEnv())) + 10) * 1000;
+
   /** The service as its own process on the test database, as a replica runs it. */
   async function startChild(): Promise<{ child: ChildProcess; url: string; exited: Promise<unknown> }> {
-    const { DATABASE_URL: _url, ...rest } = process.env;
     const child = spawn(process.execPath, [MAIN], {
-      env: {
-        ...rest,
-        DATABASE_URL: testDatabaseUrl(),
-        JWT_SECRET: TEST_JWT_SECRET,
-        DATA_DIR: dataDir,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        WEBHOOK_ALLOW_HTTP: 'true',
-        WEBHOOK_ALLOW_PRIVATE: 'true',
-        WEBHOOK_TIMEOUT_MS: '1000',
-      },
+      env: childEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);
@@ -183,6 +197,7 @@ describe('a replica killed with SIGKILL in the middle of a delivery burst', () =
   }
 
   it('leaves its deliveries to the restarted service: every event arrives, each attempt is recorded once', async () => {
+    const bound = handOverMs();
     const fixtures = await startTestApp({ webhooks: WEBHOOKS });
     let token: string;
     try {
@@ -230,7 +245,7 @@ describe('a replica killed with SIGKILL in the middle of a delivery burst', () =
       const second = await startChild();
       await target.waitFor(
         (got) => new Set(got.map((one) => one.headers['webhook-id'])).size >= total,
-        45_000,
+        bound,
       );
       const ids = target.received.map((got) => String(got.headers['webhook-id']));
       expect(new Set(ids).size).toBe(total);
@@ -243,8 +258,9 @@ describe('a replica killed with SIGKILL in the middle of a delivery burst', () =
            FROM webhook_deliveries WHERE webhook_id = $1 AND outcome = 'delivered'`,
           [webhookId],
         );
+        // An attempt the killed replica made but never recorded is recorded once its job is handed on.
         return counted[0].events === total ? counted[0] : undefined;
-      }, 20_000);
+      }, bound);
       // One recorded attempt per event: the unique (webhook, event, attempt) row is never written twice.
       expect(rows).toEqual({ attempts: total, events: total });
       console.log(
@@ -256,5 +272,5 @@ describe('a replica killed with SIGKILL in the middle of a delivery burst', () =
       await db.end();
       await target.close();
     }
-  });
+  }, 240_000);
 });
