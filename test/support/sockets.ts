@@ -12,8 +12,10 @@ export function refusesConnections(url: string): Promise<boolean> {
       socket.destroy();
       resolve(false);
     });
+    // ECONNRESET while connecting: the connection sat in the listen backlog when the server closed its listening
+    // socket, and the kernel reset it. The server refuses new connections either way.
     socket.once('error', (error: NodeJS.ErrnoException) =>
-      error.code === 'ECONNREFUSED' ? resolve(true) : reject(error),
+      error.code === 'ECONNREFUSED' || error.code === 'ECONNRESET' ? resolve(true) : reject(error),
     );
   });
 }
