@@ -30,6 +30,40 @@ export interface TestApp {
  * on DATABASE_URL's server): worker N uses the N-th, so files running at once in different workers never share
  * rows.
  */
+/**
+ * The tables a test writes, children before parents, in the groups one transaction empties (the change feed's
+ * two apart: their DELETE triggers keep its marker right). The singletons the migrations seed (`module_stats`,
+ * `user_stats`, `webhook_dispatch`) stay: the totals' DELETE triggers keep them right.
+ */
+const WRITTEN_TABLE_GROUPS = [
+  [
+    'webhook_deliveries',
+    'webhooks',
+    'assignment_files',
+    'assignments',
+    'user_module_roles',
+    'modules',
+    'users',
+    'audit_events',
+    'idempotency_keys',
+    'lms_exports',
+  ],
+  ['change_events'],
+  ['change_events_pruned'],
+];
+
+/** Empties every table a test writes: DELETE for the few rows most tests leave, TRUNCATE after a `big` one. */
+export async function emptyWrittenTables(dataSource: DataSource, big = false): Promise<void> {
+  for (const tables of WRITTEN_TABLE_GROUPS) {
+    await dataSource.transaction(async (manager) => {
+      await manager.query(`SET LOCAL statement_timeout = 0`);
+      await manager.query(`SET LOCAL lock_timeout = 0`);
+      if (big) await manager.query(`TRUNCATE ${tables.join(', ')} CASCADE`);
+      else for (const table of tables) await manager.query(`DELETE FROM ${table}`);
+    });
+  }
+}
+
 export function testDatabaseUrl(): string {
   const urls = process.env.TEST_DATABASE_URLS?.split(' ');
   if (!urls)
@@ -119,29 +153,7 @@ export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<
         );
         return row.big;
       });
-      for (const tables of [
-        [
-          'webhook_deliveries',
-          'webhooks',
-          'assignment_files',
-          'assignments',
-          'user_module_roles',
-          'modules',
-          'users',
-          'audit_events',
-          'idempotency_keys',
-          'lms_exports',
-        ],
-        ['change_events'],
-        ['change_events_pruned'],
-      ]) {
-        await dataSource.transaction(async (manager) => {
-          await manager.query(`SET LOCAL statement_timeout = 0`);
-          await manager.query(`SET LOCAL lock_timeout = 0`);
-          if (big) await manager.query(`TRUNCATE ${tables.join(', ')} CASCADE`);
-          else for (const table of tables) await manager.query(`DELETE FROM ${table}`);
-        });
-      }
+      await emptyWrittenTables(dataSource, big);
       await service.app.get(LoginThrottle).reset();
     },
     async close() {

@@ -8,7 +8,7 @@ import { ConfigModule } from '../../src/config/config.module.js';
 import { DatabaseModule } from '../../src/database/database.module.js';
 import { runMigrations } from '../../src/database/database.js';
 import { createRootLogger, NestPinoLogger } from '../../src/observability/logger.js';
-import { type RunDatabase, scratchDatabase, TEST_JWT_SECRET } from './app.js';
+import { emptyWrittenTables, type RunDatabase, scratchDatabase, TEST_JWT_SECRET } from './app.js';
 
 /** What an integration test compiles: the classes it calls, and what they inject beyond the database. */
 export interface IntegrationSetup {
@@ -35,25 +35,6 @@ export interface IntegrationModule {
   reset(): Promise<void>;
   close(): Promise<void>;
 }
-
-/**
- * The tables `reset()` empties, children before parents. The singletons the migrations seed (`module_stats`,
- * `user_stats`, `webhook_dispatch`) stay: the module and user totals' DELETE triggers keep them right.
- */
-const WRITTEN_TABLES = [
-  'webhook_deliveries',
-  'webhooks',
-  'assignment_files',
-  'assignments',
-  'user_module_roles',
-  'modules',
-  'users',
-  'audit_events',
-  'idempotency_keys',
-  'lms_exports',
-  'change_events',
-  'change_events_pruned',
-];
 
 /**
  * Compiles a NestJS testing module (`Test.createTestingModule`) with the service's ConfigModule and
@@ -92,11 +73,7 @@ export async function compileIntegrationModule(setup: IntegrationSetup): Promise
     dataSource,
     config,
     database,
-    async reset() {
-      await dataSource.transaction(async (manager) => {
-        for (const table of WRITTEN_TABLES) await manager.query(`DELETE FROM ${table}`);
-      });
-    },
+    reset: () => emptyWrittenTables(dataSource),
     close: () => testing.close(),
   };
 }
