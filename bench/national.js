@@ -41,8 +41,16 @@ async function routesOf(databaseUrl) {
         `SELECT (SELECT total FROM user_stats)::int AS users, (SELECT total FROM module_stats)::int AS modules`,
       )
     ).rows;
+    // The module with the most people (its members read through the index on module and role).
+    const [biggest] = (
+      await db.query(
+        `SELECT module_id AS id, count(*)::int AS members FROM user_module_roles GROUP BY module_id ORDER BY 2 DESC, 1 LIMIT 1`,
+      )
+    ).rows;
+    const big = `/api/modules/${biggest.id}`;
     return {
       admin: Number(admin.id),
+      biggest,
       users: counts.users,
       modules: counts.modules,
       routes: [
@@ -52,6 +60,12 @@ async function routesOf(databaseUrl) {
         { name: 'users, a username (ben.smith1)', path: '/api/users?query=ben.smith1', both: true },
         { name: 'modules, page 1', path: '/api/modules', both: true },
         { name: 'modules, rare word (palaeography)', path: '/api/modules?query=palaeography', both: true },
+        {
+          name: 'personnel of the biggest module',
+          path: `${big}/personnel?per_page=50`,
+          both: false,
+        },
+        { name: 'students of the biggest module', path: `${big}/students?per_page=50`, both: false },
       ],
     };
   } finally {
@@ -130,8 +144,8 @@ async function main() {
   const results = [];
   for (const entry of databases) {
     const [scale, url] = entry.split(/=(.*)/s);
-    const { admin, users, modules, routes } = await routesOf(url);
-    log(`scale ${scale}: ${users} users, ${modules} modules`);
+    const { admin, users, modules, biggest, routes } = await routesOf(url);
+    log(`scale ${scale}: ${users} users, ${modules} modules, the biggest module ${biggest.members} people`);
     const { service, bare } = await startServers(url, secret);
     const headers = { authorization: `Bearer ${token(secret, admin)}` };
     const rows = [];
@@ -160,7 +174,7 @@ async function main() {
     }
     await service.stop();
     await bare.stop();
-    results.push({ scale: Number(scale), users, modules, rows });
+    results.push({ scale: Number(scale), users, modules, biggestModule: biggest.members, rows });
   }
   await mkdir(RESULTS_DIR, { recursive: true });
   await writeFile(path.join(RESULTS_DIR, 'national.json'), JSON.stringify(results, null, 2));

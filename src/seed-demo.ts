@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { AdminBootstrap } from './auth/admin-bootstrap.js';
 import { commandConfig, openCommandContext } from './command.module.js';
-import { ConfigError, loadConfig } from './config/app-config.js';
+import { type AppConfig, ConfigError, loadConfig } from './config/app-config.js';
 import { type DemoResult, demoSizes, seedDemoData } from './database/demo-data.js';
 import { longTimeouts, provideDatabase, runMigrations } from './database/database.js';
 import { PasswordHasher } from './users/password-hasher.js';
@@ -58,7 +58,7 @@ async function main(argv: string[]): Promise<number> {
   const database = await provideDatabase(config.databaseUrl, config.dataDir, quiet);
   try {
     await runMigrations(database.url, longTimeouts(config));
-    const app = await openCommandContext(commandConfig(config, database.url, 'long'));
+    const app = await openCommandContext(seedTimeouts(commandConfig(config, database.url, 'long'), scale));
     try {
       const dataSource = app.get(DataSource);
       const users = app.get(UsersService);
@@ -99,6 +99,17 @@ async function main(argv: string[]): Promise<number> {
     await database.stop();
   }
   return 0;
+}
+
+/**
+ * The generator writes each table in one statement (scale × 2 000 modules at once), so the bound of long work,
+ * meant for the service's own (DB_LONG_STATEMENT_TIMEOUT_MS, 120 s), grows with the scale unless it was set:
+ * 120 s for every 50 of scale. At scale 1 000 on a loaded machine the modules' statement alone took over 125 s.
+ */
+function seedTimeouts<C extends AppConfig>(config: C, scale: number): C {
+  if (process.env.DB_LONG_STATEMENT_TIMEOUT_MS !== undefined) return config;
+  const statementMs = Math.max(config.dbStatementTimeoutMs, Math.ceil(scale / 50) * 120_000);
+  return { ...config, dbStatementTimeoutMs: statementMs, dbQueryTimeoutMs: statementMs + 5_000 };
 }
 
 /** The next step worth trying as admin, while the latest year has not been rolled over. */
