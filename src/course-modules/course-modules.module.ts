@@ -58,6 +58,7 @@ import { UserModulesController } from './modules/user-modules.controller.js';
     RolloverService,
     RolloverBodyPipe,
   ],
+  exports: [MembershipSweep, ModuleFiles],
 })
 export class CourseModulesModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -1,17 +1,11 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Draining } from '../core/draining.js';
 import { Metrics } from '../observability/metrics.js';
 import { JsonText } from '../core/json-text.js';
-import { pruneDaily, pruneInBatches, retentionCutoff } from '../database/retention.js';
+import { pruneInBatches, retentionCutoff } from '../database/retention.js';
 import { type Transaction, Transactions } from '../database/transactions.js';
 import { type ChangeEventType, type NewChangeEvent } from './change-event-types.js';
 import {
@@ -35,12 +29,10 @@ export interface FeedAnswer {
 
 /**
  * Records change events in the caller's transaction, serves the feed (with long-poll), and prunes events after
- * the retention period.
+ * the retention period (the daily prune runs in src/workers/).
  */
 @Injectable()
-export class ChangeEventsService implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(ChangeEventsService.name);
-  private stopPruning: (() => void) | undefined;
+export class ChangeEventsService implements OnApplicationShutdown {
   /** Requests of this replica holding a long-poll slot now. */
   private holding = 0;
   /** Of those, the ones each integration token holds, by token id. */
@@ -212,13 +204,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
     );
   }
 
-  onApplicationBootstrap(): void {
-    if (this.config.eventRetentionDays === 0 || !this.config.backgroundWorkers) return;
-    this.stopPruning = pruneDaily(() => this.prune(), 'change events', this.logger);
-  }
-
   onApplicationShutdown(): void {
-    this.stopPruning?.();
     this.stopListening();
     this.stopDrainWatch();
   }

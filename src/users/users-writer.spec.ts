@@ -1,8 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
+import { serviceSources } from '../testing/sources.js';
 
 // The users writer (docs/architecture.md, "The users writer"): UsersService decides, UsersRepository writes.
-const SRC = path.resolve('src');
 const REPOSITORY = 'users/users.repository.ts';
 const WRITER = 'users/users.service.ts';
 
@@ -14,18 +12,7 @@ const WRITE_METHODS =
 /** A call of one of UsersRepository's write methods on the field or variable that holds it. */
 const WRITE_CALL = new RegExp(`\\busers\\s*\\.\\s*(?:${WRITE_METHODS})\\s*\\(`);
 
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === 'migrations' ? [] : sources(full);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? [full] : [];
-  });
-}
-
-const files = sources(SRC).map((file) => ({
-  name: path.relative(SRC, file).split(path.sep).join('/'),
-  text: readFileSync(file, 'utf8'),
-}));
+const files = serviceSources();
 
 describe('the users writer is the one way to write a user', () => {
   it('finds the sources', () => {

@@ -29,7 +29,7 @@ import { UsersService } from './users.service.js';
     UserAccessCache,
     UserImportService,
   ],
-  exports: [UsersService, UsersRepository, PasswordHasher, UserAccessCache],
+  exports: [UsersService, UsersRepository, PasswordHasher, UserAccessCache, AvatarFiles],
 })
 export class UsersModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -1,10 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -48,13 +42,13 @@ const RECORDERS = 1;
 /**
  * The workers' side: makes one attempt per job, records it, and in the same transaction schedules the next
  * attempt (or gives up), keeps the webhook's failure streak, disables it after 3 days of failures, and
- * completes the job. Never runs on a request's path.
+ * completes the job. Never runs on a request's path: the workers (src/workers/webhook-delivery-workers.ts) hand
+ * it the queue's jobs and run its daily prune.
  */
 @Injectable()
-export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationShutdown {
+export class WebhookDeliverer implements OnApplicationBootstrap {
   private readonly logger = new Logger('WebhookDelivery');
   private readonly schedule: RetrySchedule;
-  private pruneTimer: NodeJS.Timeout | undefined;
   private readonly toRecord: {
     entry: AttemptEntry;
     resolve: (fresh: boolean) => void;
@@ -87,26 +81,6 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
       );
       return times.length === 0 ? null : new Date(Math.min(...times.map((at) => at.getTime())));
     });
-    if (!this.config.backgroundWorkers) return;
-    if (this.config.eventRetentionDays > 0) {
-      const run = () =>
-        this.prune()
-          .then((pruned) => {
-            if (pruned > 0)
-              this.logger.log(
-                `Pruned ${pruned} webhook delivery attempts and jobs past the retention period`,
-              );
-          })
-          .catch((error: unknown) => this.logger.warn('Could not prune webhook deliveries', error));
-      void run();
-      // Unref'd: the daily prune never keeps the process alive on shutdown.
-      this.pruneTimer = setInterval(() => void run(), DAY_MS).unref();
-    }
-    this.queue.work((job, attemptEnded) => this.deliver(job, attemptEnded));
-  }
-
-  onApplicationShutdown(): void {
-    clearInterval(this.pruneTimer);
   }
 
   /**

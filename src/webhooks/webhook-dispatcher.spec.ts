@@ -1,7 +1,6 @@
 import { DataSource } from 'typeorm';
 import { type Transaction } from '../database/transactions.js';
 import { type ChangeEventType } from '../events/change-event-types.js';
-import { ChangeEventNotifications } from '../events/change-event-notifications.js';
 import {
   ChangeEventsRepository,
   type FeedPosition,
@@ -118,14 +117,7 @@ function setUp(hooks: { id: number; types: string[]; enabled?: boolean }[]) {
   webhooks.hooks.push(...hooks.map((hook) => ({ enabled: true, ...hook })));
   const queue = new FakeQueue();
   const transactions = new FakeTransactions();
-  const dispatcher = new WebhookDispatcher(
-    feed,
-    new ChangeEventNotifications(NO_DATABASE),
-    webhooks,
-    queue,
-    transactions,
-    DEFAULT_CONFIG,
-  );
+  const dispatcher = new WebhookDispatcher(feed, webhooks, queue, transactions);
   return { feed, webhooks, queue, transactions, dispatcher };
 }
 

@@ -9,7 +9,10 @@ import { WebhooksController } from './webhooks.controller.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 import { WebhooksService } from './webhooks.service.js';
 
-/** Webhooks: management routes, the delivery queue and its workers (docs/webhooks.md). */
+/**
+ * Webhooks: management routes, the delivery queue, the dispatcher and the deliverer (docs/webhooks.md); their
+ * loops, the queue's maintenance and the daily prune run in the workers (src/workers/).
+ */
 @Module({
   imports: [AuditModule, EventsModule],
   controllers: [WebhooksController],
@@ -22,5 +25,6 @@ import { WebhooksService } from './webhooks.service.js';
     WebhookDeliverer,
     WebhookDispatcher,
   ],
+  exports: [DeliveryQueue, WebhookDeliverer, WebhookDispatcher],
 })
 export class WebhooksModule {}

@@ -1,6 +1,6 @@
 // The background work's passes called directly on a testing module: the retention prunes and the membership
-// sweep. In the service they run on timers (`onApplicationBootstrap`); here no hook runs, and a test calls one
-// pass and reads the rows it left.
+// sweep. In the service the WorkersModule (src/workers/) runs them on timers; here it is not imported, and a test
+// calls one pass and reads the rows it left.
 import { AuditRepository } from '../../src/audit/audit.repository.js';
 import { AuditService } from '../../src/audit/audit.service.js';
 import { Draining } from '../../src/core/draining.js';

@@ -18,7 +18,7 @@ export interface IntegrationSetup {
   entities?: Parameters<typeof TypeOrmModule.forFeature>[0];
   /**
    * Settings that differ from the tests' defaults (`loadConfig({})`); not the database, which is the module's own,
-   * nor `backgroundWorkers`, which is false (and no hook that reads it runs).
+   * nor `backgroundWorkers`, which is false: the testing module never holds the WorkersModule.
    */
   config?: Partial<Omit<AppConfig, 'databaseUrl' | 'backgroundWorkers'>>;
 }
@@ -39,9 +39,10 @@ export interface IntegrationModule {
 /**
  * Compiles a NestJS testing module (`Test.createTestingModule`) with the service's ConfigModule and
  * DatabaseModule and only the providers `setup` names, on a scratch database (test/support/app.ts) that it
- * migrates first. The module is compiled, never initialised: no `onModuleInit` or `onApplicationBootstrap` hook
- * runs, so no background loop (the workers, the dispatcher, the sweeps, the daily prunes) starts whatever the
- * configuration says; `config.backgroundWorkers` is false as well. A test calls the classes' methods itself.
+ * migrates first. The background work (the workers, the dispatcher's loop, the sweeps, the daily prunes) lives in
+ * the WorkersModule (src/workers/), which it never imports, so none of it exists here; `config.backgroundWorkers`
+ * is false as well. The module is compiled, never initialised: no `onModuleInit` or `onApplicationBootstrap` hook
+ * runs either. A test calls the classes' one-pass methods itself.
  * `close()` runs the shutdown hooks, which close the data source. The scratch database is dropped with the run's.
  */
 export async function compileIntegrationModule(setup: IntegrationSetup): Promise<IntegrationModule> {

@@ -71,7 +71,7 @@ class FakeFiles extends ModuleFiles {
   readonly removed: [readonly string[], readonly string[]][] = [];
 
   constructor() {
-    super(new StorageService(new LocalFileStore('/nonexistent')), new FakeModules([]), DEFAULT_CONFIG);
+    super(new StorageService(new LocalFileStore('/nonexistent')), new FakeModules([]));
   }
 
   override removeDeleted(ids: readonly string[], keys: readonly string[]): Promise<void> {
