@@ -13,6 +13,8 @@ import { createFileStore, FILE_STORE, StorageService } from './storage/storage.s
 import { PasswordHasher } from './users/password-hasher.js';
 import { UserAccessCache } from './users/user-access.cache.js';
 import { User } from './users/user.entity.js';
+import { UserBulkRepository } from './users/user-bulk.repository.js';
+import { UserListRepository } from './users/user-list.repository.js';
 import { UsersRepository } from './users/users.repository.js';
 import { UsersService } from './users/users.service.js';
 
@@ -39,6 +41,8 @@ class CommandModule {
       providers: [
         UsersService,
         UsersRepository,
+        UserListRepository,
+        UserBulkRepository,
         PasswordHasher,
         UserAccessCache,
         Clock,

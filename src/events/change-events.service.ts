@@ -16,7 +16,8 @@ import {
 } from './change-event.errors.js';
 import { ChangeEventNotifications } from './change-event-notifications.js';
 import { type ChangeEventResponse } from './change-event.shape.js';
-import { type FeedPageJson, ChangeEventsRepository } from './change-events.repository.js';
+import { ChangeEventsRepository } from './change-events.repository.js';
+import { type FeedPageJson, ChangeFeedRepository } from './change-feed.repository.js';
 import { comparePositions, encodeCursor, FEED_START } from './feed-cursor.js';
 import { type FeedParams } from './feed-params.js';
 import { FeedWaiters } from './feed-waiters.js';
@@ -45,6 +46,7 @@ export class ChangeEventsService implements OnApplicationShutdown {
 
   constructor(
     private readonly events: ChangeEventsRepository,
+    private readonly feedReads: ChangeFeedRepository,
     private readonly notifications: ChangeEventNotifications,
     private readonly draining: Draining,
     metrics: Metrics,
@@ -76,7 +78,7 @@ export class ChangeEventsService implements OnApplicationShutdown {
     });
     this.waiters = new FeedWaiters(
       {
-        read: (after, types, limit) => events.readShared(after, types, limit),
+        read: (after, types, limit) => feedReads.readShared(after, types, limit),
         get connected() {
           return notifications.connected;
         },
@@ -121,7 +123,7 @@ export class ChangeEventsService implements OnApplicationShutdown {
         // Noted before the read, so a commit between the read and the wait still makes a read for this request.
         const seen = this.waiters.wakeUps;
         this.reads.inc({ read: 'request' });
-        const page = await this.events.readPageJson(params.after, params.types, params.limit);
+        const page = await this.feedReads.readPageJson(params.after, params.types, params.limit);
         if (
           params.after !== null &&
           page.pruned !== null &&

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { UPLOAD_GRACE_MS } from '../storage/file-store.js';
 import { StorageService } from '../storage/storage.service.js';
-import { UsersRepository } from './users.repository.js';
+import { UserBulkRepository } from './user-bulk.repository.js';
 
 const AVATARS_FOLDER = 'avatars';
 
@@ -17,7 +17,7 @@ export const avatarFolder = (userId: number | string) => `${AVATARS_FOLDER}/${us
 export class AvatarFiles {
   constructor(
     private readonly storage: StorageService,
-    private readonly users: UsersRepository,
+    private readonly users: UserBulkRepository,
   ) {}
 
   /**

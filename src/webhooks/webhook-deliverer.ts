@@ -12,6 +12,7 @@ import { type AttemptResult, post, signedRequest } from './webhook-sender.js';
 import { WebhookUrlRules } from './webhook-url.js';
 import { HostNotResolved, WebhookUrlNotAllowed, WEBHOOK_URL_NOT_ALLOWED_MESSAGE } from './webhook.errors.js';
 import { urlForAudit } from './webhook-audit.js';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 import { type WebhookRow, WebhooksRepository } from './webhooks.repository.js';
 
 /** The queue loop's polling interval (DeliveryQueue). */
@@ -64,6 +65,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap {
     private readonly queue: DeliveryQueue,
     private readonly dispatcher: WebhookDispatcher,
     private readonly webhooks: WebhooksRepository,
+    private readonly deliveries: WebhookDeliveriesRepository,
     private readonly rules: WebhookUrlRules,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
@@ -94,7 +96,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap {
     const cutoff = new Date(now.getTime() - days * DAY_MS);
     return (
       (await this.pruneInBatches((transaction) =>
-        this.webhooks.pruneDeliveriesBefore(cutoff, PRUNE_BATCH, transaction),
+        this.deliveries.pruneDeliveriesBefore(cutoff, PRUNE_BATCH, transaction),
       )) +
       (await this.pruneInBatches((transaction) =>
         this.queue.pruneJobsBefore('job', cutoff, PRUNE_BATCH, transaction),
@@ -188,7 +190,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap {
     const now = new Date();
     if (job.data.event.type === TEST_EVENT_TYPE || !this.schedule.paused(webhook.failing_since, now))
       return false;
-    const last = await this.webhooks.lastAttemptAt(String(webhook.id));
+    const last = await this.deliveries.lastAttemptAt(String(webhook.id));
     const probeAt = last === null ? now : this.schedule.nextProbeAt(last);
     if (probeAt <= now) return false;
     await this.transactions.run(async (transaction) => {
@@ -247,7 +249,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap {
             await this.transactions.run(async (transaction) => {
               for (const i of indexes) {
                 try {
-                  each[i] = await this.webhooks.underSavepoint(transaction, () =>
+                  each[i] = await this.deliveries.underSavepoint(transaction, () =>
                     this.record(group[i].entry, transaction),
                   );
                 } catch (error) {
@@ -289,7 +291,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap {
     const delivered = [...group.keys()].filter((i) => group[i].entry.outcome === 'delivered');
     if (delivered.length === 0) return;
     try {
-      const fresh = await this.webhooks.recordDelivered(
+      const fresh = await this.deliveries.recordDelivered(
         delivered.map((i) => deliveryOf(group[i].entry)),
         { cte: completeJobsSql, value: delivered.map((i) => group[i].entry.job.id) },
       );
@@ -303,7 +305,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap {
   private async record(entry: AttemptEntry, transaction: Transaction): Promise<boolean> {
     const { job, result, next } = entry;
     const { webhookId, attempt } = job.data;
-    const fresh = await this.webhooks.recordAttempt(deliveryOf(entry), transaction);
+    const fresh = await this.deliveries.recordAttempt(deliveryOf(entry), transaction);
     await this.queue.complete(job.id, transaction);
     if (!fresh) return false;
     if (result.delivered) {

@@ -2,10 +2,10 @@ import { DataSource } from 'typeorm';
 import { type Transaction } from '../database/transactions.js';
 import { type ChangeEventType } from '../events/change-event-types.js';
 import {
-  ChangeEventsRepository,
+  ChangeFeedRepository,
   type FeedPosition,
   type StoredChangeEvent,
-} from '../events/change-events.repository.js';
+} from '../events/change-feed.repository.js';
 import { decodeCursor } from '../events/feed-cursor.js';
 import { DEFAULT_CONFIG, FakeTransactions, NO_DATABASE } from '../testing/fakes.js';
 import { type DeliveryJob, DeliveryQueue } from './delivery-queue.js';
@@ -24,7 +24,7 @@ const after = (event: FeedPosition, position: FeedPosition | null) =>
   (event.txid === position.txid && BigInt(event.id) > BigInt(position.id));
 
 /** The change feed: events in feed order; `pending` says an older transaction still hides some. */
-class FakeFeed extends ChangeEventsRepository {
+class FakeFeed extends ChangeFeedRepository {
   readonly events: StoredChangeEvent[] = [];
   pending = false;
 

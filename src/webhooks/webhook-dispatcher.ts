@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Transactions } from '../database/transactions.js';
-import { ChangeEventsRepository, type StoredChangeEvent } from '../events/change-events.repository.js';
+import { ChangeFeedRepository, type StoredChangeEvent } from '../events/change-feed.repository.js';
 import { encodeCursor } from '../events/feed-cursor.js';
 import { type DeliveryJob, DeliveryQueue } from './delivery-queue.js';
 import { takes } from './webhook-types.js';
@@ -31,7 +31,7 @@ export class WebhookDispatcher {
   private backlog: Date | null = null;
 
   constructor(
-    private readonly events: ChangeEventsRepository,
+    private readonly events: ChangeFeedRepository,
     private readonly webhooks: WebhooksRepository,
     private readonly queue: DeliveryQueue,
     private readonly transactions: Transactions,

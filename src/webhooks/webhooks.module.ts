@@ -6,6 +6,7 @@ import { WebhookDeliverer } from './webhook-deliverer.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { HostResolver, WebhookUrlRules } from './webhook-url.js';
 import { WebhooksController } from './webhooks.controller.js';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 import { WebhooksService } from './webhooks.service.js';
 
@@ -18,6 +19,7 @@ import { WebhooksService } from './webhooks.service.js';
   controllers: [WebhooksController],
   providers: [
     WebhooksRepository,
+    WebhookDeliveriesRepository,
     WebhooksService,
     WebhookUrlRules,
     HostResolver,

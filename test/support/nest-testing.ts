@@ -6,9 +6,25 @@ import { type DataSource } from 'typeorm';
 import { type AppConfig, loadConfig } from '../../src/config/app-config.js';
 import { ConfigModule } from '../../src/config/config.module.js';
 import { DatabaseModule } from '../../src/database/database.module.js';
+import { Draining } from '../../src/core/draining.js';
 import { runMigrations } from '../../src/database/database.js';
+import { ChangeEventNotifications } from '../../src/events/change-event-notifications.js';
+import { ChangeEventsRepository } from '../../src/events/change-events.repository.js';
+import { ChangeFeedRepository } from '../../src/events/change-feed.repository.js';
+import { ChangeEventsService } from '../../src/events/change-events.service.js';
+import { Metrics } from '../../src/observability/metrics.js';
 import { createRootLogger, NestPinoLogger } from '../../src/observability/logger.js';
 import { emptyWrittenTables, type RunDatabase, scratchDatabase, TEST_JWT_SECRET } from './app.js';
+
+/** ChangeEventsService and what it injects beyond the database, for a test whose classes record change events. */
+export const CHANGE_EVENTS_PROVIDERS: Provider[] = [
+  ChangeEventsRepository,
+  ChangeFeedRepository,
+  ChangeEventNotifications,
+  ChangeEventsService,
+  Draining,
+  Metrics,
+];
 
 /** What an integration test compiles: the classes it calls, and what they inject beyond the database. */
 export interface IntegrationSetup {
