@@ -17,6 +17,10 @@
  * modules/ (the module, its roles, the access rule, the module routes) imports no other sub-folder; membership/ (the
  * role rows, their lifecycle and summaries) imports modules/ only; each use case above imports modules/ and
  * membership/, never another use case. Only course-modules.module.ts imports them all.
+ *
+ * workers/ (the background work: every timer and loop) sits on top of the features whose passes it runs, and only
+ * app.module.ts imports it, when the configuration turns the background work on (docs/architecture.md,
+ * "Background work").
  */
 const FEATURES = 'auth|users|course-modules|health|webhooks|tokens|scim|exports';
 /** Shared infrastructure that knows no feature. */
@@ -211,6 +215,15 @@ module.exports = {
       'exports',
       'exports/ sits on top: nothing imports it but the application module.',
     ),
+    {
+      name: 'only-the-application-module-imports-workers',
+      comment:
+        'workers/ holds the background work; AppModule.forRoot imports it only when config.backgroundWorkers is ' +
+        'true, so nothing else may start it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/app\\.module\\.ts$', '^src/workers/'] },
+      to: { path: '^src/workers/' },
+    },
     forbid(
       'health-uses-no-feature',
       'health',

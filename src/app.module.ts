@@ -18,6 +18,7 @@ import { TokensModule } from './tokens/tokens.module.js';
 import { ScimModule } from './scim/scim.module.js';
 import { UsersModule } from './users/users.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
+import { WorkersModule } from './workers/workers.module.js';
 
 /** A config whose database and JWT secret have been settled at boot. */
 export type ResolvedConfig = AppConfig & { databaseUrl: string; jwtSecret: string };
@@ -48,6 +49,8 @@ export class AppModule {
         ExportsModule,
         // Off by default: every /api/scim/v2 path is then an unknown route (404 in the envelope).
         ...(config.scimEnabled ? [ScimModule] : []),
+        // The background work (timers and loops, src/workers/): always in the service, in a test only when it asks.
+        ...(config.backgroundWorkers ? [WorkersModule] : []),
       ],
     };
   }

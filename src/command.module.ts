@@ -13,14 +13,16 @@ import { createFileStore, FILE_STORE, StorageService } from './storage/storage.s
 import { PasswordHasher } from './users/password-hasher.js';
 import { UserAccessCache } from './users/user-access.cache.js';
 import { User } from './users/user.entity.js';
+import { UserBulkRepository } from './users/user-bulk.repository.js';
+import { UserListRepository } from './users/user-list.repository.js';
 import { UsersRepository } from './users/users.repository.js';
 import { UsersService } from './users/users.service.js';
 
 /**
  * What the commands (`npm run cli`, `npm run seed:demo`) run: the users writer (UsersService with its
  * repository), the audit trail and the change events. Not the application module: nothing that works at start
- * runs here (the first administrator, the avatar sweep, the metrics listener, the webhook workers, pruning),
- * and no HTTP routes.
+ * runs here (the first administrator, the metrics listener, and none of the background work: the file sweeps,
+ * the webhook workers, the prunes, which are the WorkersModule's), and no HTTP routes.
  */
 @Module({})
 class CommandModule {
@@ -39,6 +41,8 @@ class CommandModule {
       providers: [
         UsersService,
         UsersRepository,
+        UserListRepository,
+        UserBulkRepository,
         PasswordHasher,
         UserAccessCache,
         Clock,
@@ -52,8 +56,8 @@ class CommandModule {
 
 /**
  * The settings a command runs the services with: the service's own, on `databaseUrl`, with one pooled
- * connection, no metrics listener, and no pruning of the audit trail or the change events (the service prunes
- * them). `long`: every statement gets the bounds of long-running work (DB_LONG_*), as the demo generator needs.
+ * connection and no metrics listener. `long`: every statement gets the bounds of long-running work (DB_LONG_*),
+ * as the demo generator needs.
  */
 export function commandConfig(
   config: AppConfig,
@@ -65,8 +69,6 @@ export function commandConfig(
     databaseUrl,
     dbPoolSize: 1,
     metricsPort: undefined,
-    auditRetentionDays: 0,
-    eventRetentionDays: 0,
     ...(timeouts === 'long'
       ? {
           dbStatementTimeoutMs: config.dbLongStatementTimeoutMs,

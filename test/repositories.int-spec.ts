@@ -1,12 +1,15 @@
 import { type DataSource, type EntityManager } from 'typeorm';
 import { toPaging } from '../src/core/query.js';
 import { CourseModulesRepository } from '../src/course-modules/modules/course-modules.repository.js';
+import { ModuleReadsRepository } from '../src/course-modules/modules/module-reads.repository.js';
+import { MemberListsRepository } from '../src/course-modules/membership/member-lists.repository.js';
 import { ModuleRolesRepository } from '../src/course-modules/membership/module-roles.repository.js';
 import { UserModuleRole } from '../src/course-modules/membership/user-module-role.entity.js';
 import { CourseModule } from '../src/course-modules/modules/course-module.entity.js';
 import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { User } from '../src/users/user.entity.js';
-import { UsersRepository } from '../src/users/users.repository.js';
+import { UserBulkRepository } from '../src/users/user-bulk.repository.js';
+import { UserListRepository } from '../src/users/user-list.repository.js';
 import { assignRole, makeModule, makeUser } from './support/factories.js';
 import { useIntegrationModule } from './support/nest-testing.js';
 import { poolOf } from './support/pool.js';
@@ -45,10 +48,17 @@ async function poolStatementsOf<T>(
   }
 }
 
-/** The three repositories on a testing module of their own (test/support/nest-testing.ts): no HTTP, no service. */
+/** The repositories on a testing module of their own (test/support/nest-testing.ts): no HTTP, no service. */
 describe('repositories against PostgreSQL', () => {
   const nest = useIntegrationModule({
-    providers: [CourseModulesRepository, ModuleRolesRepository, UsersRepository],
+    providers: [
+      CourseModulesRepository,
+      ModuleReadsRepository,
+      ModuleRolesRepository,
+      MemberListsRepository,
+      UserListRepository,
+      UserBulkRepository,
+    ],
     entities: [CourseModule, UserModuleRole, User],
   });
   let dataSource: DataSource;
@@ -111,9 +121,11 @@ describe('repositories against PostgreSQL', () => {
         expect(results.map((result) => result.ids.length).sort()).toEqual([0, 6]);
       }
     });
+  });
 
+  describe(ModuleReadsRepository.name, () => {
     it('returns the page and the total in one prepared statement, and the total past the last page', async () => {
-      const modules = get(CourseModulesRepository);
+      const modules = get(ModuleReadsRepository);
       for (let i = 0; i < 3; i++) await makeModule(dataSource);
       const [page, statements] = await poolStatementsOf(dataSource, () =>
         modules.page({ sort: [], paging: toPaging(1, 2) }),
@@ -129,7 +141,7 @@ describe('repositories against PostgreSQL', () => {
     });
 
     it('sends a search unnamed, so PostgreSQL plans it for its own pattern and never on a generic plan', async () => {
-      const modules = get(CourseModulesRepository);
+      const modules = get(ModuleReadsRepository);
       await makeModule(dataSource, { code: 'CHEM101', description: 'Organic chemistry' });
       // More than the five runs after which PostgreSQL may keep a named statement's generic plan.
       for (const filter of [{ query: 'chemistry' }, { code: 'CHEM' }, { query: 'chemistry', code: 'CH' }]) {
@@ -144,7 +156,7 @@ describe('repositories against PostgreSQL', () => {
     });
 
     it('counts a filtered total only when module_stats has moved past the known version', async () => {
-      const modules = get(CourseModulesRepository);
+      const modules = get(ModuleReadsRepository);
       await makeModule(dataSource, { description: 'Organic chemistry' });
       const filter = { query: 'chemistry', sort: [], paging: toPaging(1, 20) };
       const first = await modules.page(filter);
@@ -155,9 +167,9 @@ describe('repositories against PostgreSQL', () => {
     });
   });
 
-  describe(ModuleRolesRepository.name, () => {
+  describe(MemberListsRepository.name, () => {
     it('pages personnel and eligible users with their totals in one statement each', async () => {
-      const roles = get(ModuleRolesRepository);
+      const roles = get(MemberListsRepository);
       const module = await makeModule(dataSource);
       const lecturer = await makeUser(dataSource, { username: 'ann' });
       await makeUser(dataSource, { username: 'bob' });
@@ -174,7 +186,9 @@ describe('repositories against PostgreSQL', () => {
       expect(eligible.total).toBe(2);
       expect(eligible.items.map((row) => row.username)).toEqual(['bob']);
     });
+  });
 
+  describe(ModuleRolesRepository.name, () => {
     it('reports the caller role, null without one, and undefined for a missing module', async () => {
       const roles = get(ModuleRolesRepository);
       const module = await makeModule(dataSource);
@@ -187,9 +201,9 @@ describe('repositories against PostgreSQL', () => {
     });
   });
 
-  describe(UsersRepository.name, () => {
+  describe(UserListRepository.name, () => {
     it('returns the page and the total in one statement, filtered, with ids as numbers', async () => {
-      const users = get(UsersRepository);
+      const users = get(UserListRepository);
       for (const username of ['alpha', 'alpine', 'beta']) await makeUser(dataSource, { username });
       const [page, statements] = await poolStatementsOf(dataSource, () =>
         users.page({ query: 'ALP', sort: [], paging: toPaging(1, 1) }),
@@ -205,7 +219,7 @@ describe('repositories against PostgreSQL', () => {
     });
 
     it('reads the unfiltered total from user_stats, kept at every commit, in a named statement', async () => {
-      const users = get(UsersRepository);
+      const users = get(UserListRepository);
       const before = Number(
         (await dataSource.query<{ n: string }[]>(`SELECT count(*) AS n FROM users`))[0].n,
       );
@@ -232,7 +246,7 @@ describe('repositories against PostgreSQL', () => {
     });
 
     it('sends a text search unnamed, so PostgreSQL plans it for its own pattern and never on a generic plan', async () => {
-      const users = get(UsersRepository);
+      const users = get(UserListRepository);
       await makeUser(dataSource, { username: 'Marie.Curie', email: 'mc@radium.test' });
       // More than the five runs after which PostgreSQL may keep a named statement's generic plan.
       for (const filter of [{ query: 'curie' }, { username: 'MARIE' }, { email: 'RADIUM' }]) {
@@ -247,7 +261,7 @@ describe('repositories against PostgreSQL', () => {
     });
 
     it('matches each field on its own, never across two fields in the searched text', async () => {
-      const users = get(UsersRepository);
+      const users = get(UserListRepository);
       await makeUser(dataSource, { username: 'ann', email: 'bee@x.test' });
       expect((await users.page({ query: 'ann bee', sort: [], paging: toPaging(1, 20) })).total).toBe(0);
       expect((await users.page({ username: 'bee', sort: [], paging: toPaging(1, 20) })).total).toBe(0);
@@ -256,7 +270,7 @@ describe('repositories against PostgreSQL', () => {
     });
 
     it('counts a filtered total again only after a write to users', async () => {
-      const users = get(UsersRepository);
+      const users = get(UserListRepository);
       await makeUser(dataSource, { username: 'chem.one' });
       const filter = { query: 'chem', sort: [], paging: toPaging(1, 20) };
       expect((await users.page(filter)).total).toBe(1);
@@ -279,9 +293,11 @@ describe('repositories against PostgreSQL', () => {
       await dataSource.query(`DELETE FROM users WHERE username LIKE 'chem.%'`);
       expect((await users.page(filter)).total).toBe(0);
     });
+  });
 
+  describe(UserBulkRepository.name, () => {
     it('locks only the existing users among the ids', async () => {
-      const users = get(UsersRepository);
+      const users = get(UserBulkRepository);
       const user = await makeUser(dataSource);
       const existing = await dataSource.transaction((manager) =>
         users.lockExisting([String(user.id), '888888888'], manager),

@@ -6,12 +6,18 @@
 import { AuditRepository } from '../../dist/src/audit/audit.repository.js';
 import { CourseModule } from '../../dist/src/course-modules/modules/course-module.entity.js';
 import { CourseModulesRepository } from '../../dist/src/course-modules/modules/course-modules.repository.js';
+import { ModuleReadsRepository } from '../../dist/src/course-modules/modules/module-reads.repository.js';
+import { MemberListsRepository } from '../../dist/src/course-modules/membership/member-lists.repository.js';
 import { ModuleRolesRepository } from '../../dist/src/course-modules/membership/module-roles.repository.js';
 import { UserModuleRole } from '../../dist/src/course-modules/membership/user-module-role.entity.js';
 import { ChangeEventsRepository } from '../../dist/src/events/change-events.repository.js';
+import { ChangeFeedRepository } from '../../dist/src/events/change-feed.repository.js';
 import { User } from '../../dist/src/users/user.entity.js';
 import { UsersRepository } from '../../dist/src/users/users.repository.js';
+import { UserListRepository } from '../../dist/src/users/user-list.repository.js';
+import { UserBulkRepository } from '../../dist/src/users/user-bulk.repository.js';
 import { WebhooksRepository } from '../../dist/src/webhooks/webhooks.repository.js';
+import { WebhookDeliveriesRepository } from '../../dist/src/webhooks/webhook-deliveries.repository.js';
 import { TokensRepository } from '../../dist/src/tokens/tokens.repository.js';
 import { ScimUsersRepository } from '../../dist/src/scim/scim-users.repository.js';
 import { IdempotencyRepository } from '../../dist/src/idempotency/idempotency.repository.js';
@@ -47,10 +53,16 @@ export function createRepositories(dataSource) {
   return {
     AuditRepository: new AuditRepository(dataSource),
     CourseModulesRepository: new CourseModulesRepository(dataSource.getRepository(CourseModule)),
-    ModuleRolesRepository: new ModuleRolesRepository(dataSource.getRepository(UserModuleRole), CONFIG),
+    ModuleReadsRepository: new ModuleReadsRepository(dataSource.getRepository(CourseModule)),
+    ModuleRolesRepository: new ModuleRolesRepository(dataSource.getRepository(UserModuleRole)),
+    MemberListsRepository: new MemberListsRepository(dataSource.getRepository(UserModuleRole), CONFIG),
     ChangeEventsRepository: new ChangeEventsRepository(dataSource),
-    UsersRepository: new UsersRepository(dataSource.getRepository(User), CONFIG),
+    ChangeFeedRepository: new ChangeFeedRepository(dataSource),
+    UsersRepository: new UsersRepository(dataSource.getRepository(User)),
+    UserListRepository: new UserListRepository(dataSource, CONFIG),
+    UserBulkRepository: new UserBulkRepository(dataSource.getRepository(User)),
     WebhooksRepository: new WebhooksRepository(dataSource),
+    WebhookDeliveriesRepository: new WebhookDeliveriesRepository(dataSource),
     TokensRepository: new TokensRepository(dataSource),
     ExportsRepository: new ExportsRepository(dataSource, CONFIG),
     ScimUsersRepository: new ScimUsersRepository(dataSource),
@@ -119,7 +131,7 @@ export const EXAMPLES = {
     pruneBefore: { args: [AT] },
   },
 
-  CourseModulesRepository: {
+  ModuleReadsRepository: {
     page: [
       { label: 'An admin, no filter', args: [{ sort: [], paging: PAGING }] },
       {
@@ -159,6 +171,9 @@ export const EXAMPLES = {
       },
     ],
     holdersJson: { args: ['201'] },
+  },
+
+  CourseModulesRepository: {
     insert: { args: [{ code: 'CS201', year: 2026, description: 'Compilers', credits: 30 }, TX] },
     lockValues: { args: ['201', TX] },
     replace: { args: ['201', { code: 'CS103', year: 2026, description: null, credits: 30 }, TX] },
@@ -182,11 +197,7 @@ export const EXAMPLES = {
     existingIds: { args: [['201', '999']] },
   },
 
-  ModuleRolesRepository: {
-    callerRole: [
-      { label: 'Read', args: ['201', 103, {}] },
-      { label: 'Locked', args: ['201', 103, { lock: true, manager: TX }] },
-    ],
+  MemberListsRepository: {
     personnelPage: [
       { label: 'No filter', args: [{ moduleId: '201', sort: [], paging: PAGING }] },
       {
@@ -208,6 +219,13 @@ export const EXAMPLES = {
     ],
     streamPersonnel: { args: [{ moduleId: '201', role: 'Student', query: 'car', sort: [] }] },
     eligiblePage: { args: [{ moduleId: '201', query: 'ad', sort: [], paging: PAGING }] },
+  },
+
+  ModuleRolesRepository: {
+    callerRole: [
+      { label: 'Read', args: ['201', 103, {}] },
+      { label: 'Locked', args: ['201', 103, { lock: true, manager: TX }] },
+    ],
     lockMembers: { args: ['201', TX] },
     lockHeld: { args: ['201', ['102', '103'], TX] },
     writeMemberships: {
@@ -252,6 +270,10 @@ export const EXAMPLES = {
         ],
       ],
     },
+    pruneBefore: { args: [AT, 10000, TX] },
+  },
+
+  ChangeFeedRepository: {
     readAfter: { args: [POSITION, ['module.created'], 50] },
     readPage: [
       { label: 'From the start, every type', args: [null, null, 50] },
@@ -262,7 +284,6 @@ export const EXAMPLES = {
       { label: 'After a position, some types', args: [POSITION, ['module.created'], 50] },
     ],
     readShared: { args: [POSITION, ['module.created', 'user.created'], 1000] },
-    pruneBefore: { args: [AT, 10000, TX] },
   },
 
   UsersRepository: {
@@ -277,27 +298,6 @@ export const EXAMPLES = {
         args: [{ username: 'Brian', email: 'brian@example.org', externalId: 'E-102' }, '102'],
       },
     ],
-    page: [
-      { label: 'No filter, by username', args: [{ sort: [], paging: PAGING }] },
-      {
-        label: 'Every filter, by email descending',
-        args: [
-          {
-            query: 'ad',
-            username: 'ada',
-            email: 'example',
-            admin: true,
-            active: false,
-            sort: [{ column: 'u.email', descending: true }],
-            paging: PAGING,
-          },
-        ],
-        extra: { 'the version the total was last counted at (-1: never)': -1 },
-      },
-    ],
-    streamList: {
-      args: [{ query: 'ad', admin: false, sort: [{ column: 'lower(u.username)', descending: false }] }],
-    },
     findById: { args: ['101'] },
     findByUsername: { args: ['Ada'] },
     idByUsername: { args: ['Brian'] },
@@ -323,6 +323,55 @@ export const EXAMPLES = {
     insert: {
       args: [{ username: 'emil', email: 'emil@example.org', passwordHash: 'hash-e', admin: true }, TX],
     },
+    update: {
+      args: [
+        '102',
+        {
+          username: 'brian2',
+          email: 'brian2@example.org',
+          admin: true,
+          passwordHash: 'hash-b2',
+          passwordChangedAt: AT,
+          updatedAt: LATER,
+        },
+        TX,
+      ],
+    },
+    delete: { args: ['103', TX] },
+    replaceAvatar: { args: ['102', 'avatars/102-1.png', 'image/png', AT, TX] },
+    avatarOf: { args: ['102'] },
+    accessRow: { args: [101] },
+    insertFirstAdmin: {
+      label: 'Users exist already: nothing is inserted',
+      args: [{ username: 'root', email: 'root@example.org', passwordHash: 'hash-root' }],
+    },
+  },
+
+  UserListRepository: {
+    page: [
+      { label: 'No filter, by username', args: [{ sort: [], paging: PAGING }] },
+      {
+        label: 'Every filter, by email descending',
+        args: [
+          {
+            query: 'ad',
+            username: 'ada',
+            email: 'example',
+            admin: true,
+            active: false,
+            sort: [{ column: 'u.email', descending: true }],
+            paging: PAGING,
+          },
+        ],
+        extra: { 'the version the total was last counted at (-1: never)': -1 },
+      },
+    ],
+    streamList: {
+      args: [{ query: 'ad', admin: false, sort: [{ column: 'lower(u.username)', descending: false }] }],
+    },
+  },
+
+  UserBulkRepository: {
     insertMany: {
       args: [
         [
@@ -360,31 +409,9 @@ export const EXAMPLES = {
         'whether each entry sets external_id, active': [false, true],
       },
     },
-    update: {
-      args: [
-        '102',
-        {
-          username: 'brian2',
-          email: 'brian2@example.org',
-          admin: true,
-          passwordHash: 'hash-b2',
-          passwordChangedAt: AT,
-          updatedAt: LATER,
-        },
-        TX,
-      ],
-    },
-    delete: { args: ['103', TX] },
-    replaceAvatar: { args: ['102', 'avatars/102-1.png', 'image/png', AT, TX] },
-    avatarOf: { args: ['102'] },
     avatarKeys: { args: [['101', '102']] },
-    accessRow: { args: [101] },
     lockExisting: { args: [['101', '102', '999'], TX] },
     lockByNames: { args: [['Ada', 'carla@example.org'], TX] },
-    insertFirstAdmin: {
-      label: 'Users exist already: nothing is inserted',
-      args: [{ username: 'root', email: 'root@example.org', passwordHash: 'hash-root' }],
-    },
     insertGenerated: {
       label: "The demo seed's users: two generated rows, one of them taken",
       args: [
@@ -433,6 +460,7 @@ export const EXAMPLES = {
     release: { args: ['token:401', 'feed-1'] },
     pruneBefore: { args: [AT, 10_000, TX] },
   },
+
   ExportsRepository: {
     open: { args: [] },
     counts: { args: [SNAPSHOT, EXPORT_SCOPE] },
@@ -498,25 +526,15 @@ export const EXAMPLES = {
     ],
     delete: { args: ['301', TX] },
     enabledSubscriptions: { args: [TX] },
+    markDelivered: { args: ['301', TX] },
+    markFailed: { args: ['301', 86_400_000, TX] },
+    lockDispatchPosition: { args: [TX] },
+    skipUnwantedEvents: { args: [500] },
+    saveDispatchPosition: { args: [POSITION, TX] },
+  },
+
+  WebhookDeliveriesRepository: {
     deliveries: { args: ['301', PAGING] },
-    recordAttempt: {
-      args: [
-        {
-          webhook_id: '301',
-          event_id: 'MTAwMC40Mg',
-          event_type: 'module.created',
-          attempt: 2,
-          at: AT,
-          outcome: 'failed',
-          status_code: 503,
-          error: 'Service Unavailable',
-          duration_ms: 1234,
-          response_excerpt: 'busy',
-          next_retry_at: LATER,
-        },
-        TX,
-      ],
-    },
     recordDelivered: {
       args: [
         [
@@ -536,11 +554,24 @@ export const EXAMPLES = {
         ],
       ],
     },
-    markDelivered: { args: ['301', TX] },
-    markFailed: { args: ['301', 86_400_000, TX] },
-    lockDispatchPosition: { args: [TX] },
-    skipUnwantedEvents: { args: [500] },
-    saveDispatchPosition: { args: [POSITION, TX] },
+    recordAttempt: {
+      args: [
+        {
+          webhook_id: '301',
+          event_id: 'MTAwMC40Mg',
+          event_type: 'module.created',
+          attempt: 2,
+          at: AT,
+          outcome: 'failed',
+          status_code: 503,
+          error: 'Service Unavailable',
+          duration_ms: 1234,
+          response_excerpt: 'busy',
+          next_retry_at: LATER,
+        },
+        TX,
+      ],
+    },
     pruneDeliveriesBefore: { args: [AT, 10_000, TX] },
     lastAttemptAt: { args: ['301'] },
     underSavepoint: { args: [TX, () => Promise.resolve(true)] },

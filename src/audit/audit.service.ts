@@ -1,11 +1,5 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
-import { pruneDaily, retentionCutoff } from '../database/retention.js';
+import { Inject, Injectable } from '@nestjs/common';
+import { retentionCutoff } from '../database/retention.js';
 import { type Transaction } from '../database/transactions.js';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -21,12 +15,12 @@ export interface AuditPage {
   total: number;
 }
 
-/** Records changes in the caller's transaction, lists them, and prunes them after the retention period. */
+/**
+ * Records changes in the caller's transaction, lists them, and prunes them after the retention period (the
+ * daily prune runs in src/workers/).
+ */
 @Injectable()
-export class AuditService implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(AuditService.name);
-  private stopPruning: (() => void) | undefined;
-
+export class AuditService {
   constructor(
     private readonly events: AuditRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -66,14 +60,5 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
     const days = this.config.auditRetentionDays;
     if (days === 0) return 0;
     return this.events.pruneBefore(retentionCutoff(now, days));
-  }
-
-  onApplicationBootstrap(): void {
-    if (this.config.auditRetentionDays === 0 || !this.config.backgroundWorkers) return;
-    this.stopPruning = pruneDaily(() => this.prune(), 'audit events', this.logger);
-  }
-
-  onApplicationShutdown(): void {
-    this.stopPruning?.();
   }
 }

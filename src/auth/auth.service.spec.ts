@@ -13,6 +13,8 @@ import {
   STORED_AT,
   storedUser,
   FakeAccessCache,
+  unconnectedUserBulk,
+  unconnectedUserList,
   unusedFileStorage,
 } from '../testing/fakes.js';
 import { PasswordHasher } from '../users/password-hasher.js';
@@ -41,7 +43,7 @@ class FakeUsers extends UsersRepository {
   deletedBeforeUpdate = false;
 
   constructor(readonly rows: User[]) {
-    super(new Repository(UserEntity, NO_DATABASE.manager), DEFAULT_CONFIG);
+    super(new Repository(UserEntity, NO_DATABASE.manager));
   }
 
   override findByUsername(username: string): Promise<User | null> {
@@ -137,6 +139,8 @@ function setup(config: Pick<AppConfig, 'oidc' | 'passwordLogin'> = { oidc: undef
   // The writer is the real one on the same fakes: a password change is its transaction, audit and event.
   const writer = new UsersService(
     users,
+    unconnectedUserList(),
+    unconnectedUserBulk(),
     hasher,
     access,
     unusedFileStorage(),

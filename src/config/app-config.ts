@@ -76,7 +76,8 @@ export interface AppConfig {
   userCacheTtlMs: number;
   /**
    * The work that runs beside the requests: the webhook job engine's workers and maintenance, the webhook
-   * dispatcher, the start-up sweeps of stray files and the daily retention prunes. Not a setting: always on in
+   * dispatcher, the start-up sweeps of stray files, the membership sweep and the daily retention prunes, all in
+   * the WorkersModule (src/workers/), which AppModule imports only when this is true. Not a setting: always on in
    * the service; the tests turn it off unless a test asks for it (test/support/app.ts).
    */
   backgroundWorkers: boolean;

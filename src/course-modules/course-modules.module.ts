@@ -10,10 +10,12 @@ import { UsersModule } from '../users/users.module.js';
 import { CourseModule } from './modules/course-module.entity.js';
 import { CourseModulesController } from './modules/course-modules.controller.js';
 import { CourseModulesRepository } from './modules/course-modules.repository.js';
+import { ModuleReadsRepository } from './modules/module-reads.repository.js';
 import { CourseModulesService } from './modules/course-modules.service.js';
 import { ModuleBodyPipe } from './modules/dto/module-body.pipe.js';
 import { RolloverBodyPipe } from './rollover/dto/rollover-body.pipe.js';
 import { ModuleFiles } from './modules/module-files.js';
+import { MemberListsRepository } from './membership/member-lists.repository.js';
 import { ModuleRolesRepository } from './membership/module-roles.repository.js';
 import { ModuleTotals } from './modules/module-totals.js';
 import { MembershipSweep } from './membership/membership-sweep.js';
@@ -49,7 +51,9 @@ import { UserModulesController } from './modules/user-modules.controller.js';
     CourseModulesService,
     PersonnelService,
     CourseModulesRepository,
+    ModuleReadsRepository,
     ModuleRolesRepository,
+    MemberListsRepository,
     ModuleFiles,
     ModuleBodyPipe,
     ModuleTotals,
@@ -58,6 +62,7 @@ import { UserModulesController } from './modules/user-modules.controller.js';
     RolloverService,
     RolloverBodyPipe,
   ],
+  exports: [MembershipSweep, ModuleFiles],
 })
 export class CourseModulesModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -9,26 +9,6 @@ export const PRUNE_BATCH = 10_000;
 export const retentionCutoff = (now: Date, days: number): Date => new Date(now.getTime() - days * DAY_MS);
 
 /**
- * Runs `prune` at once and then daily, logging what it removed (`what`, e.g. "audit events") and any failure
- * as a warning; the timer is unref'd, so it never keeps the process alive. Returns the function that stops it.
- */
-export function pruneDaily(
-  prune: () => Promise<number>,
-  what: string,
-  logger: { log(message: string): void; warn(message: string, error: unknown): void },
-): () => void {
-  const run = () =>
-    prune()
-      .then((pruned) => {
-        if (pruned > 0) logger.log(`Pruned ${pruned} ${what} past the retention period`);
-      })
-      .catch((error: unknown) => logger.warn(`Could not prune ${what}`, error));
-  void run();
-  const timer = setInterval(() => void run(), DAY_MS).unref();
-  return () => clearInterval(timer);
-}
-
-/**
  * Deletes what is past a retention period in batches: `batch` deletes at most `size` rows in the transaction it
  * is given and returns how many it deleted; each batch is a transaction of its own under the long bounds
  * (DB_LONG_STATEMENT_TIMEOUT_MS), and batches run until one deletes fewer than `size`. So a backlog of any size

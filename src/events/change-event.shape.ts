@@ -6,7 +6,7 @@ import { fieldsOf } from '../core/wire-shape.js';
  * of, and each feature adds its own beside its resource's shape (module augmentation, in
  * course-modules/modules/module.shape.ts and users/user.shape.ts), so events/ imports no feature while every
  * `record(…)` call is checked against its type's `data`. The OpenAPI schemas (change-event.schemas.ts) and the
- * JSON text the feed builds in SQL (`CHANGE_EVENT_JSON_SQL`, change-events.repository.ts) hold one entry per
+ * JSON text the feed builds in SQL (`CHANGE_EVENT_JSON_SQL`, change-feed.repository.ts) hold one entry per
  * type and per field, checked when the project compiles (core/wire-shape.ts).
  */
 

@@ -1,17 +1,11 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Draining } from '../core/draining.js';
 import { Metrics } from '../observability/metrics.js';
 import { JsonText } from '../core/json-text.js';
-import { pruneDaily, pruneInBatches, retentionCutoff } from '../database/retention.js';
+import { pruneInBatches, retentionCutoff } from '../database/retention.js';
 import { type Transaction, Transactions } from '../database/transactions.js';
 import { type ChangeEventType, type NewChangeEvent } from './change-event-types.js';
 import {
@@ -22,7 +16,8 @@ import {
 } from './change-event.errors.js';
 import { ChangeEventNotifications } from './change-event-notifications.js';
 import { type ChangeEventResponse } from './change-event.shape.js';
-import { type FeedPageJson, ChangeEventsRepository } from './change-events.repository.js';
+import { ChangeEventsRepository } from './change-events.repository.js';
+import { type FeedPageJson, ChangeFeedRepository } from './change-feed.repository.js';
 import { comparePositions, encodeCursor, FEED_START } from './feed-cursor.js';
 import { type FeedParams } from './feed-params.js';
 import { FeedWaiters } from './feed-waiters.js';
@@ -35,12 +30,10 @@ export interface FeedAnswer {
 
 /**
  * Records change events in the caller's transaction, serves the feed (with long-poll), and prunes events after
- * the retention period.
+ * the retention period (the daily prune runs in src/workers/).
  */
 @Injectable()
-export class ChangeEventsService implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(ChangeEventsService.name);
-  private stopPruning: (() => void) | undefined;
+export class ChangeEventsService implements OnApplicationShutdown {
   /** Requests of this replica holding a long-poll slot now. */
   private holding = 0;
   /** Of those, the ones each integration token holds, by token id. */
@@ -53,6 +46,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
 
   constructor(
     private readonly events: ChangeEventsRepository,
+    private readonly feedReads: ChangeFeedRepository,
     private readonly notifications: ChangeEventNotifications,
     private readonly draining: Draining,
     metrics: Metrics,
@@ -84,7 +78,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
     });
     this.waiters = new FeedWaiters(
       {
-        read: (after, types, limit) => events.readShared(after, types, limit),
+        read: (after, types, limit) => feedReads.readShared(after, types, limit),
         get connected() {
           return notifications.connected;
         },
@@ -129,7 +123,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
         // Noted before the read, so a commit between the read and the wait still makes a read for this request.
         const seen = this.waiters.wakeUps;
         this.reads.inc({ read: 'request' });
-        const page = await this.events.readPageJson(params.after, params.types, params.limit);
+        const page = await this.feedReads.readPageJson(params.after, params.types, params.limit);
         if (
           params.after !== null &&
           page.pruned !== null &&
@@ -212,13 +206,7 @@ export class ChangeEventsService implements OnApplicationBootstrap, OnApplicatio
     );
   }
 
-  onApplicationBootstrap(): void {
-    if (this.config.eventRetentionDays === 0 || !this.config.backgroundWorkers) return;
-    this.stopPruning = pruneDaily(() => this.prune(), 'change events', this.logger);
-  }
-
   onApplicationShutdown(): void {
-    this.stopPruning?.();
     this.stopListening();
     this.stopDrainWatch();
   }

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ChangeEventNotifications } from './change-event-notifications.js';
 import { ChangeEventsController } from './change-events.controller.js';
 import { ChangeEventsRepository } from './change-events.repository.js';
+import { ChangeFeedRepository } from './change-feed.repository.js';
 import { ChangeEventsService } from './change-events.service.js';
 
 /**
@@ -10,7 +11,7 @@ import { ChangeEventsService } from './change-events.service.js';
  */
 @Module({
   controllers: [ChangeEventsController],
-  providers: [ChangeEventsRepository, ChangeEventNotifications, ChangeEventsService],
-  exports: [ChangeEventsService, ChangeEventsRepository, ChangeEventNotifications],
+  providers: [ChangeEventsRepository, ChangeFeedRepository, ChangeEventNotifications, ChangeEventsService],
+  exports: [ChangeEventsService, ChangeEventsRepository, ChangeFeedRepository, ChangeEventNotifications],
 })
 export class EventsModule {}

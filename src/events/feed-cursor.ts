@@ -1,5 +1,5 @@
 import { INT64_MAX } from '../core/ids.js';
-import { type FeedPosition } from './change-events.repository.js';
+import { type FeedPosition } from './change-feed.repository.js';
 
 /** The position before every event: the feed's start, and `next` when nothing has been served or pruned. */
 export const FEED_START: FeedPosition = { txid: '0', id: '0' };

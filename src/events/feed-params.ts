@@ -6,7 +6,7 @@ import {
   isChangeEventType,
 } from './change-event-types.js';
 import { INVALID_CURSOR_MESSAGE } from './change-event.errors.js';
-import { type FeedPosition } from './change-events.repository.js';
+import { type FeedPosition } from './change-feed.repository.js';
 import { decodeCursor } from './feed-cursor.js';
 
 export const FEED_LIMIT_DEFAULT = 100;

@@ -1,4 +1,4 @@
-import { type FeedPosition, type SharedFeedPage } from './change-events.repository.js';
+import { type FeedPosition, type SharedFeedPage } from './change-feed.repository.js';
 import { FeedWaiters, type FeedWaitersSource, type HeldRequest, type WaitOutcome } from './feed-waiters.js';
 
 const event = (id: number, type = 'module.created') => ({

@@ -1,4 +1,4 @@
-import { type FeedPosition, type SharedFeedEvent, type SharedFeedPage } from './change-events.repository.js';
+import { type FeedPosition, type SharedFeedEvent, type SharedFeedPage } from './change-feed.repository.js';
 import { comparePositions } from './feed-cursor.js';
 
 /**

@@ -1,27 +1,16 @@
-import {
-  Inject,
-  Logger,
-  Module,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Injectable, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
-import { type AppConfig } from '../config/app-config.js';
-import { APP_CONFIG } from '../config/config.module.js';
-import { pruneDaily, pruneInBatches } from '../database/retention.js';
+import { pruneInBatches } from '../database/retention.js';
 import { Transactions } from '../database/transactions.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
 import { IDEMPOTENCY_HOURS, IdempotencyRepository } from './idempotency.repository.js';
 
-/** Deletes the keys past their 24 hours, daily like the other retention prunes. */
-export class IdempotencyPrune implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('Idempotency');
-  private stopPruning?: () => void;
-
+/** Deletes the keys past their 24 hours; run daily like the other retention prunes (src/workers/). */
+@Injectable()
+export class IdempotencyPrune {
   constructor(
     private readonly keys: IdempotencyRepository,
     private readonly transactions: Transactions,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   prune(now = new Date()): Promise<number> {
@@ -29,15 +18,6 @@ export class IdempotencyPrune implements OnApplicationBootstrap, OnApplicationSh
     return pruneInBatches(this.transactions, (transaction, size) =>
       this.keys.pruneBefore(cutoff, size, transaction),
     );
-  }
-
-  onApplicationBootstrap(): void {
-    if (!this.config.backgroundWorkers) return;
-    this.stopPruning = pruneDaily(() => this.prune(), 'idempotency keys', this.logger);
-  }
-
-  onApplicationShutdown(): void {
-    this.stopPruning?.();
   }
 }
 

@@ -9,6 +9,7 @@ import { type Transaction, Transactions } from '../database/transactions.js';
 import { type ChangeEventType, type NewChangeEvent } from '../events/change-event-types.js';
 import { ChangeEventNotifications } from '../events/change-event-notifications.js';
 import { ChangeEventsRepository } from '../events/change-events.repository.js';
+import { ChangeFeedRepository } from '../events/change-feed.repository.js';
 import { ChangeEventsService } from '../events/change-events.service.js';
 import { Metrics } from '../observability/metrics.js';
 import { LocalFileStore } from '../storage/local-file-store.js';
@@ -16,6 +17,8 @@ import { StorageService } from '../storage/storage.service.js';
 import { PasswordHasher } from '../users/password-hasher.js';
 import { UserAccessCache } from '../users/user-access.cache.js';
 import { User } from '../users/user.entity.js';
+import { UserBulkRepository } from '../users/user-bulk.repository.js';
+import { UserListRepository } from '../users/user-list.repository.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { UsersService } from '../users/users.service.js';
 
@@ -101,6 +104,7 @@ export class FakeChangeEvents extends ChangeEventsService {
   constructor() {
     super(
       new ChangeEventsRepository(NO_DATABASE),
+      new ChangeFeedRepository(NO_DATABASE),
       new ChangeEventNotifications(NO_DATABASE),
       new Draining(),
       new Metrics(DEFAULT_CONFIG, NO_DATABASE),
@@ -166,7 +170,13 @@ export class FakeAccessCache extends UserAccessCache {
 
 /** A users repository on the unconnected data source: every call fails; fakes subclass it. */
 export const unconnectedUsersRepository = (): UsersRepository =>
-  new UsersRepository(new Repository(User, NO_DATABASE.manager), DEFAULT_CONFIG);
+  new UsersRepository(new Repository(User, NO_DATABASE.manager));
+
+/** The list and the set-based users repositories on the unconnected data source, likewise. */
+export const unconnectedUserList = (): UserListRepository =>
+  new UserListRepository(NO_DATABASE, DEFAULT_CONFIG);
+export const unconnectedUserBulk = (): UserBulkRepository =>
+  new UserBulkRepository(new Repository(User, NO_DATABASE.manager));
 
 /** A file store that was never given a folder to write to: fakes subclass the storage service over it. */
 export const unusedFileStorage = (): StorageService => new StorageService(new LocalFileStore('/nonexistent'));
@@ -176,6 +186,8 @@ export function unconnectedUsersService(): UsersService {
   const users = unconnectedUsersRepository();
   return new UsersService(
     users,
+    unconnectedUserList(),
+    unconnectedUserBulk(),
     new PasswordHasher(),
     new UserAccessCache(users, DEFAULT_CONFIG, new Clock()),
     unusedFileStorage(),

@@ -1,9 +1,7 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { type AppConfig } from '../config/app-config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { Injectable } from '@nestjs/common';
 import { UPLOAD_GRACE_MS } from '../storage/file-store.js';
 import { StorageService } from '../storage/storage.service.js';
-import { UsersRepository } from './users.repository.js';
+import { UserBulkRepository } from './user-bulk.repository.js';
 
 const AVATARS_FOLDER = 'avatars';
 
@@ -13,16 +11,13 @@ export const avatarFolder = (userId: number | string) => `${AVATARS_FOLDER}/${us
 /**
  * Avatar files left behind when the process stopped between a database change and the file operation that
  * follows it (a new file not yet recorded, an old one not yet removed, a deleted user's folder). The sweep at
- * start removes them.
+ * start (src/workers/start-up-sweeps.ts) removes them.
  */
 @Injectable()
-export class AvatarFiles implements OnApplicationBootstrap {
-  private readonly logger = new Logger(AvatarFiles.name);
-
+export class AvatarFiles {
   constructor(
     private readonly storage: StorageService,
-    private readonly users: UsersRepository,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly users: UserBulkRepository,
   ) {}
 
   /**
@@ -50,16 +45,5 @@ export class AvatarFiles implements OnApplicationBootstrap {
       }
     }
     return removed;
-  }
-
-  async onApplicationBootstrap(): Promise<void> {
-    if (!this.config.backgroundWorkers) return;
-    try {
-      const removed = await this.sweep();
-      if (removed.length > 0) this.logger.log(`Removed ${removed.length} stray avatar files or folders`);
-    } catch (error) {
-      // Leftover files only take disk space until the next start; they must not keep the service from starting.
-      this.logger.warn('Sweep of stray avatar files failed', error);
-    }
   }
 }

@@ -17,7 +17,9 @@ import {
   type UserImportResult,
 } from './user-import.js';
 import { type UserListFilter } from './user-list-filter.js';
-import { type NewUser, UsersRepository } from './users.repository.js';
+import { UserBulkRepository } from './user-bulk.repository.js';
+import { UserListRepository } from './user-list.repository.js';
+import { type NewUser } from './users.repository.js';
 import { UsersService } from './users.service.js';
 import { violatedUniqueConstraint } from '../database/sql.js';
 import { mapWithConcurrency } from './map-with-concurrency.js';
@@ -54,7 +56,8 @@ const WIRE_NAMES = {
 export class UserImportService {
   constructor(
     private readonly transactions: Transactions,
-    private readonly users: UsersRepository,
+    private readonly users: UserBulkRepository,
+    private readonly userList: UserListRepository,
     private readonly writer: UsersService,
     private readonly hasher: PasswordHasher,
     private readonly audit: AuditService,
@@ -147,7 +150,7 @@ export class UserImportService {
 
   /** Every user matching the list's filters and sort, as a streamed CSV file. */
   async export(filter: Omit<UserListFilter, 'paging'>): Promise<StreamableFile> {
-    const rows = await this.users.streamList(filter);
+    const rows = await this.userList.streamList(filter);
     return csvDownload(rows, USER_EXPORT_COLUMNS, 'users.csv');
   }
 }

@@ -8,7 +8,7 @@ export const USER_LIST_SORT_FIELDS = {
   admin: 'u.admin',
 } as const;
 
-/** The filters, order and page of `GET /api/users` (UsersRepository.page). */
+/** The filters, order and page of `GET /api/users` (UserListRepository.page). */
 export interface UserListFilter {
   /** Username, email, a name or external_id contains this text. */
   query?: string;

@@ -11,7 +11,7 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Update
 @Index('uq_users_email_lower', { synchronize: false })
 @Index('uq_users_sso_identity', { synchronize: false })
 @Index('uq_users_external_id', ['externalId'], { unique: true })
-// A trigram index over the list's searched fields (USER_SEARCH_TEXT, users.repository.ts): an expression again.
+// A trigram index over the list's searched fields (USER_SEARCH_TEXT, user-list.repository.ts): an expression again.
 @Index('ix_users_search_trgm', { synchronize: false })
 export class User {
   @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })

@@ -13,6 +13,8 @@ import { UserImportService } from './user-import.service.js';
 import { User } from './user.entity.js';
 import { UsersCsvController } from './users-csv.controller.js';
 import { UsersController } from './users.controller.js';
+import { UserBulkRepository } from './user-bulk.repository.js';
+import { UserListRepository } from './user-list.repository.js';
 import { UsersRepository } from './users.repository.js';
 import { UsersService } from './users.service.js';
 
@@ -23,13 +25,15 @@ import { UsersService } from './users.service.js';
   providers: [
     UsersService,
     UsersRepository,
+    UserListRepository,
+    UserBulkRepository,
     AvatarService,
     AvatarFiles,
     PasswordHasher,
     UserAccessCache,
     UserImportService,
   ],
-  exports: [UsersService, UsersRepository, PasswordHasher, UserAccessCache],
+  exports: [UsersService, UsersRepository, UserBulkRepository, PasswordHasher, UserAccessCache, AvatarFiles],
 })
 export class UsersModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

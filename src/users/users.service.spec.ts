@@ -19,6 +19,8 @@ import { User as UserEntity, type User } from './user.entity.js';
 import { type StoredIdentity } from './user-import.js';
 import { type UserListFilter } from './user-list-filter.js';
 import { type UserSummarySource } from './user.mapper.js';
+import { UserBulkRepository } from './user-bulk.repository.js';
+import { UserListRepository } from './user-list.repository.js';
 import { type Clashes, type NewUser, type UserChanges, UsersRepository } from './users.repository.js';
 import { UsersService } from './users.service.js';
 
@@ -41,7 +43,6 @@ const uniqueViolation = (constraint: string) =>
 /** The users table in memory; `clash` makes the next write fail on that unique constraint. */
 class FakeUsers extends UsersRepository {
   readonly rows: User[];
-  readonly pages: UserListFilter[] = [];
   readonly writes: { kind: string; transaction: Transaction | undefined }[] = [];
   clash: string | undefined;
 
@@ -49,7 +50,7 @@ class FakeUsers extends UsersRepository {
   deletedBeforeUpdate = false;
 
   constructor(rows: User[]) {
-    super(new Repository(UserEntity, NO_DATABASE.manager), DEFAULT_CONFIG);
+    super(new Repository(UserEntity, NO_DATABASE.manager));
     this.rows = rows;
   }
 
@@ -57,11 +58,6 @@ class FakeUsers extends UsersRepository {
     const constraint = this.clash;
     this.clash = undefined;
     if (constraint !== undefined) throw uniqueViolation(constraint);
-  }
-
-  override page(filter: UserListFilter): Promise<Page<UserSummarySource>> {
-    this.pages.push(filter);
-    return Promise.resolve({ items: this.rows.slice(0, 1), total: this.rows.length });
   }
 
   override findById(id: string | number): Promise<User | null> {
@@ -93,29 +89,6 @@ class FakeUsers extends UsersRepository {
     return Promise.resolve(row);
   }
 
-  override storedIdentities(
-    usernames: readonly string[],
-    emails: readonly string[],
-  ): Promise<StoredIdentity[]> {
-    const lower = (values: readonly string[]) => values.map((value) => value.toLowerCase());
-    return Promise.resolve(
-      this.rows
-        .filter(
-          (row) => lower(usernames).includes(row.username.toLowerCase()) || lower(emails).includes(row.email),
-        )
-        .map(({ id, username, email, givenName, familyName, displayName, externalId, active }) => ({
-          id,
-          username: username.toLowerCase(),
-          email,
-          givenName,
-          familyName,
-          displayName,
-          externalId,
-          active,
-        })),
-    );
-  }
-
   override update(
     id: string,
     changes: UserChanges,
@@ -135,6 +108,50 @@ class FakeUsers extends UsersRepository {
     const index = this.rows.findIndex((row) => row.id === Number(id));
     if (index >= 0) this.rows.splice(index, 1);
     return Promise.resolve(index >= 0);
+  }
+}
+
+/** The list's reads over FakeUsers' rows: the first row, and the filters asked for. */
+class FakeUserList extends UserListRepository {
+  readonly pages: UserListFilter[] = [];
+
+  constructor(private readonly table: FakeUsers) {
+    super(NO_DATABASE, DEFAULT_CONFIG);
+  }
+
+  override page(filter: UserListFilter): Promise<Page<UserSummarySource>> {
+    this.pages.push(filter);
+    return Promise.resolve({ items: this.table.rows.slice(0, 1), total: this.table.rows.length });
+  }
+}
+
+/** The set-based reads over FakeUsers' rows. */
+class FakeUserBulk extends UserBulkRepository {
+  constructor(private readonly table: FakeUsers) {
+    super(new Repository(UserEntity, NO_DATABASE.manager));
+  }
+
+  override storedIdentities(
+    usernames: readonly string[],
+    emails: readonly string[],
+  ): Promise<StoredIdentity[]> {
+    const lower = (values: readonly string[]) => values.map((value) => value.toLowerCase());
+    return Promise.resolve(
+      this.table.rows
+        .filter(
+          (row) => lower(usernames).includes(row.username.toLowerCase()) || lower(emails).includes(row.email),
+        )
+        .map(({ id, username, email, givenName, familyName, displayName, externalId, active }) => ({
+          id,
+          username: username.toLowerCase(),
+          email,
+          givenName,
+          familyName,
+          displayName,
+          externalId,
+          active,
+        })),
+    );
   }
 }
 
@@ -175,20 +192,31 @@ function setUp() {
   const transactions = new FakeTransactions();
   const audit = new FakeAudit();
   const events = new FakeChangeEvents();
-  const service = new UsersService(users, hasher, access, storage, transactions, audit, events);
-  return { service, users, access, storage, transactions, audit, events };
+  const list = new FakeUserList(users);
+  const service = new UsersService(
+    users,
+    list,
+    new FakeUserBulk(users),
+    hasher,
+    access,
+    storage,
+    transactions,
+    audit,
+    events,
+  );
+  return { service, users, list, access, storage, transactions, audit, events };
 }
 
 describe(UsersService.name, () => {
   it('lists the page the typed filter asks for, answering the paging in effect', async () => {
-    const { service, users } = setUp();
+    const { service, list } = setUp();
     const filter: UserListFilter = {
       admin: false,
       sort: [{ column: 'u.email', descending: true }],
       paging: { page: 3, perPage: 1, offset: 2 },
     };
     const page = await service.list(filter);
-    expect(users.pages).toEqual([filter]);
+    expect(list.pages).toEqual([filter]);
     expect(page).toMatchObject({ page: 3, per_page: 1, total: 2 });
     expect(page.users.map((account) => account.username)).toEqual(['admin']);
     expect(page.users[0]).not.toHaveProperty('passwordHash');

@@ -17,13 +17,9 @@ import { type UserListFilter } from './user-list-filter.js';
 import { mapWithConcurrency } from './map-with-concurrency.js';
 import { toUserAccount, type UserSummarySource } from './user.mapper.js';
 import { type UserAccount } from './user.shape.js';
-import {
-  type Clashes,
-  type NewUser,
-  type PeopleFields,
-  type UserChanges,
-  UsersRepository,
-} from './users.repository.js';
+import { type PeopleFields, UserBulkRepository } from './user-bulk.repository.js';
+import { UserListRepository } from './user-list.repository.js';
+import { type Clashes, type NewUser, type UserChanges, UsersRepository } from './users.repository.js';
 import {
   CannotDeactivateSelf,
   CannotDeleteSelf,
@@ -65,6 +61,8 @@ export class UsersService {
 
   constructor(
     private readonly users: UsersRepository,
+    private readonly userList: UserListRepository,
+    private readonly bulk: UserBulkRepository,
     private readonly hasher: PasswordHasher,
     private readonly access: UserAccessCache,
     private readonly storage: StorageService,
@@ -74,7 +72,7 @@ export class UsersService {
   ) {}
 
   async list(filter: UserListFilter): Promise<UserPage> {
-    const { items, total } = await this.users.page(filter);
+    const { items, total } = await this.userList.page(filter);
     const { paging } = filter;
     return { users: items.map(toUserAccount), page: paging.page, per_page: paging.perPage, total };
   }
@@ -121,19 +119,19 @@ export class UsersService {
     return this.users.insertFirstAdmin(admin);
   }
 
-  /** The demo seed's generated users, set-based, in its transaction (UsersRepository.insertGenerated). */
+  /** The demo seed's generated users, set-based, in its transaction (UserBulkRepository.insertGenerated). */
   insertGenerated(
     generator: string,
     params: readonly unknown[],
     passwordHash: string,
     manager: Transaction,
   ): Promise<number> {
-    return this.users.insertGenerated(generator, params, passwordHash, manager);
+    return this.bulk.insertGenerated(generator, params, passwordHash, manager);
   }
 
-  /** The demo seed's avatars (UsersRepository.setAvatarIfNone). */
+  /** The demo seed's avatars (UserBulkRepository.setAvatarIfNone). */
   setAvatarIfNone(id: string, key: string, contentType: string): Promise<boolean> {
-    return this.users.setAvatarIfNone(id, key, contentType);
+    return this.bulk.setAvatarIfNone(id, key, contentType);
   }
 
   /** The CSV import's set-based writes, in its transaction: the new users, then §14's fields of stored ones. */
@@ -142,9 +140,9 @@ export class UsersService {
     updates: readonly { id: number; changes: Partial<PeopleFields> }[],
     manager: Transaction,
   ): Promise<{ created: UserSummarySource[]; updated: UserSummarySource[] }> {
-    const created = newUsers.length > 0 ? await this.users.insertMany(newUsers, manager) : [];
+    const created = newUsers.length > 0 ? await this.bulk.insertMany(newUsers, manager) : [];
     const updated =
-      updates.length > 0 ? await this.users.updatePeopleFields(updates, new Date(), manager) : [];
+      updates.length > 0 ? await this.bulk.updatePeopleFields(updates, new Date(), manager) : [];
     return { created, updated };
   }
 
@@ -174,10 +172,10 @@ export class UsersService {
     const hashes = await mapWithConcurrency(entries, HASH_CONCURRENCY, (entry) =>
       this.hasher.hash(entry.password),
     );
-    let rows: Awaited<ReturnType<UsersRepository['insertMany']>>;
+    let rows: Awaited<ReturnType<UserBulkRepository['insertMany']>>;
     try {
       rows = await this.transactions.run(async (transaction) => {
-        const created = await this.users.insertMany(
+        const created = await this.bulk.insertMany(
           entries.map((entry, index) => newUser(entry, hashes[index])),
           transaction,
         );
@@ -206,7 +204,7 @@ export class UsersService {
   }
 
   private async clashesWithStored(batch: readonly NewUserIdentity[]): Promise<string[]> {
-    const stored = await this.users.storedIdentities(
+    const stored = await this.bulk.storedIdentities(
       batch.map((entry) => entry.username),
       batch.map((entry) => entry.email),
     );

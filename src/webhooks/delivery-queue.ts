@@ -99,13 +99,16 @@ export const completeJobsSql = (ids: string) => `UPDATE ${SCHEMA}.job
  * jobs to be taken. A job whose replica dies stays active until it expires (the attempt's deadline plus a
  * margin), and pg-boss's maintenance then hands it to another replica. pg-boss's own `work()` is not used: it
  * runs a batch as one, and completes or fails it with promises nobody awaits (a failure there was an unhandled
- * rejection that ended the process).
+ * rejection that ended the process). The loop ({@link work}) and the maintenance ({@link maintain}) are started
+ * by the workers only (src/workers/webhook-delivery-workers.ts); the queue itself starts neither.
  */
 @Injectable()
 export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger('WebhookQueue');
   private readonly boss: PgBoss;
   private readonly expireInSeconds: number;
+  /** How often the workers run {@link maintain}: expired jobs are noticed within one interval. */
+  readonly maintenanceIntervalSeconds: number;
   private readonly stopping = new AbortController();
   /** Attempts in flight on this replica, by webhook id. */
   private readonly busy = new Map<string, number>();
@@ -119,6 +122,7 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {
     this.expireInSeconds = jobExpirySeconds(config);
+    this.maintenanceIntervalSeconds = Math.min(this.expireInSeconds, 60);
     this.boss = new PgBoss({
       // The database the service settled on at boot (DATABASE_URL, or the embedded one).
       connectionString: (dataSource.options as { url?: string }).url,
@@ -127,12 +131,10 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
       max: 3,
       // No cron schedules: the clock monitor they need is off.
       schedule: false,
-      // Maintenance (expiring and archiving jobs) is background work: off where the workers are (tests).
-      supervise: config.backgroundWorkers,
+      // Maintenance (expiring and archiving jobs) is background work: the workers run it ({@link maintain}).
+      supervise: false,
       // Archived jobs hold their events: never kept longer than the events (the daily prune removes them sooner).
       deleteAfterDays: config.eventRetentionDays > 0 ? Math.min(7, config.eventRetentionDays) : 7,
-      // Expired jobs are noticed within one interval; the maintenance runs on one replica at a time.
-      maintenanceIntervalSeconds: Math.min(this.expireInSeconds, 60),
     });
     // pg-boss reports its own background failures (maintenance, its pool) here; they never end the process.
     this.boss.on('error', (error: Error) => this.logger.warn('Job queue error', error));
@@ -198,6 +200,21 @@ export class DeliveryQueue implements OnModuleInit, BeforeApplicationShutdown {
    */
   work(handler: JobHandler): void {
     this.loop ??= this.run(handler);
+  }
+
+  /**
+   * One round of pg-boss's maintenance (expiring the jobs of dead replicas, archiving and dropping finished ones),
+   * unless a replica ran one within {@link maintenanceIntervalSeconds}: what pg-boss's own supervisor does every
+   * interval, through the same time stamp in its `version` table, so it runs on one replica at a time.
+   */
+  async maintain(): Promise<void> {
+    const { rows } = await this.boss.getDb().executeSql(
+      `UPDATE ${SCHEMA}.version SET maintained_on = now()
+       WHERE EXTRACT(EPOCH FROM (now() - COALESCE(maintained_on, now() - interval '1 week'))) > $1
+       RETURNING true`,
+      [this.maintenanceIntervalSeconds],
+    );
+    if (rows.length === 1) await this.boss.maintain();
   }
 
   /** Wakes this replica's loop (new jobs were just committed, a retry is due, a slot freed up). */

@@ -3,7 +3,7 @@ import { fieldsOf } from '../core/wire-shape.js';
 /**
  * One delivery attempt of a webhook (`GET /api/webhooks/{webhook_id}/deliveries`, docs/api.md §12), the one
  * place its fields are written: the mapper (`toDeliveryResponse`, webhook.mapper.ts), the columns read
- * (`DELIVERY_COLUMNS`, webhooks.repository.ts) and the OpenAPI schema (`WebhookDelivery`, webhook.schemas.ts)
+ * (`DELIVERY_COLUMNS`, webhook-deliveries.repository.ts) and the OpenAPI schema (`WebhookDelivery`, webhook.schemas.ts)
  * each hold one entry per field, checked against this interface when the project compiles (core/wire-shape.ts).
  */
 export interface DeliveryResponse {

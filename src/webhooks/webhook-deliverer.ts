@@ -1,10 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -18,6 +12,7 @@ import { type AttemptResult, post, signedRequest } from './webhook-sender.js';
 import { WebhookUrlRules } from './webhook-url.js';
 import { HostNotResolved, WebhookUrlNotAllowed, WEBHOOK_URL_NOT_ALLOWED_MESSAGE } from './webhook.errors.js';
 import { urlForAudit } from './webhook-audit.js';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 import { type WebhookRow, WebhooksRepository } from './webhooks.repository.js';
 
 /** The queue loop's polling interval (DeliveryQueue). */
@@ -48,13 +43,13 @@ const RECORDERS = 1;
 /**
  * The workers' side: makes one attempt per job, records it, and in the same transaction schedules the next
  * attempt (or gives up), keeps the webhook's failure streak, disables it after 3 days of failures, and
- * completes the job. Never runs on a request's path.
+ * completes the job. Never runs on a request's path: the workers (src/workers/webhook-delivery-workers.ts) hand
+ * it the queue's jobs and run its daily prune.
  */
 @Injectable()
-export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationShutdown {
+export class WebhookDeliverer implements OnApplicationBootstrap {
   private readonly logger = new Logger('WebhookDelivery');
   private readonly schedule: RetrySchedule;
-  private pruneTimer: NodeJS.Timeout | undefined;
   private readonly toRecord: {
     entry: AttemptEntry;
     resolve: (fresh: boolean) => void;
@@ -70,6 +65,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
     private readonly queue: DeliveryQueue,
     private readonly dispatcher: WebhookDispatcher,
     private readonly webhooks: WebhooksRepository,
+    private readonly deliveries: WebhookDeliveriesRepository,
     private readonly rules: WebhookUrlRules,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
@@ -87,26 +83,6 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
       );
       return times.length === 0 ? null : new Date(Math.min(...times.map((at) => at.getTime())));
     });
-    if (!this.config.backgroundWorkers) return;
-    if (this.config.eventRetentionDays > 0) {
-      const run = () =>
-        this.prune()
-          .then((pruned) => {
-            if (pruned > 0)
-              this.logger.log(
-                `Pruned ${pruned} webhook delivery attempts and jobs past the retention period`,
-              );
-          })
-          .catch((error: unknown) => this.logger.warn('Could not prune webhook deliveries', error));
-      void run();
-      // Unref'd: the daily prune never keeps the process alive on shutdown.
-      this.pruneTimer = setInterval(() => void run(), DAY_MS).unref();
-    }
-    this.queue.work((job, attemptEnded) => this.deliver(job, attemptEnded));
-  }
-
-  onApplicationShutdown(): void {
-    clearInterval(this.pruneTimer);
   }
 
   /**
@@ -120,7 +96,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
     const cutoff = new Date(now.getTime() - days * DAY_MS);
     return (
       (await this.pruneInBatches((transaction) =>
-        this.webhooks.pruneDeliveriesBefore(cutoff, PRUNE_BATCH, transaction),
+        this.deliveries.pruneDeliveriesBefore(cutoff, PRUNE_BATCH, transaction),
       )) +
       (await this.pruneInBatches((transaction) =>
         this.queue.pruneJobsBefore('job', cutoff, PRUNE_BATCH, transaction),
@@ -214,7 +190,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
     const now = new Date();
     if (job.data.event.type === TEST_EVENT_TYPE || !this.schedule.paused(webhook.failing_since, now))
       return false;
-    const last = await this.webhooks.lastAttemptAt(String(webhook.id));
+    const last = await this.deliveries.lastAttemptAt(String(webhook.id));
     const probeAt = last === null ? now : this.schedule.nextProbeAt(last);
     if (probeAt <= now) return false;
     await this.transactions.run(async (transaction) => {
@@ -273,7 +249,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
             await this.transactions.run(async (transaction) => {
               for (const i of indexes) {
                 try {
-                  each[i] = await this.webhooks.underSavepoint(transaction, () =>
+                  each[i] = await this.deliveries.underSavepoint(transaction, () =>
                     this.record(group[i].entry, transaction),
                   );
                 } catch (error) {
@@ -315,7 +291,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
     const delivered = [...group.keys()].filter((i) => group[i].entry.outcome === 'delivered');
     if (delivered.length === 0) return;
     try {
-      const fresh = await this.webhooks.recordDelivered(
+      const fresh = await this.deliveries.recordDelivered(
         delivered.map((i) => deliveryOf(group[i].entry)),
         { cte: completeJobsSql, value: delivered.map((i) => group[i].entry.job.id) },
       );
@@ -329,7 +305,7 @@ export class WebhookDeliverer implements OnApplicationBootstrap, OnApplicationSh
   private async record(entry: AttemptEntry, transaction: Transaction): Promise<boolean> {
     const { job, result, next } = entry;
     const { webhookId, attempt } = job.data;
-    const fresh = await this.webhooks.recordAttempt(deliveryOf(entry), transaction);
+    const fresh = await this.deliveries.recordAttempt(deliveryOf(entry), transaction);
     await this.queue.complete(job.id, transaction);
     if (!fresh) return false;
     if (result.delivered) {

@@ -1,12 +1,11 @@
 import { DataSource } from 'typeorm';
 import { type Transaction } from '../database/transactions.js';
 import { type ChangeEventType } from '../events/change-event-types.js';
-import { ChangeEventNotifications } from '../events/change-event-notifications.js';
 import {
-  ChangeEventsRepository,
+  ChangeFeedRepository,
   type FeedPosition,
   type StoredChangeEvent,
-} from '../events/change-events.repository.js';
+} from '../events/change-feed.repository.js';
 import { decodeCursor } from '../events/feed-cursor.js';
 import { DEFAULT_CONFIG, FakeTransactions, NO_DATABASE } from '../testing/fakes.js';
 import { type DeliveryJob, DeliveryQueue } from './delivery-queue.js';
@@ -25,7 +24,7 @@ const after = (event: FeedPosition, position: FeedPosition | null) =>
   (event.txid === position.txid && BigInt(event.id) > BigInt(position.id));
 
 /** The change feed: events in feed order; `pending` says an older transaction still hides some. */
-class FakeFeed extends ChangeEventsRepository {
+class FakeFeed extends ChangeFeedRepository {
   readonly events: StoredChangeEvent[] = [];
   pending = false;
 
@@ -118,14 +117,7 @@ function setUp(hooks: { id: number; types: string[]; enabled?: boolean }[]) {
   webhooks.hooks.push(...hooks.map((hook) => ({ enabled: true, ...hook })));
   const queue = new FakeQueue();
   const transactions = new FakeTransactions();
-  const dispatcher = new WebhookDispatcher(
-    feed,
-    new ChangeEventNotifications(NO_DATABASE),
-    webhooks,
-    queue,
-    transactions,
-    DEFAULT_CONFIG,
-  );
+  const dispatcher = new WebhookDispatcher(feed, webhooks, queue, transactions);
   return { feed, webhooks, queue, transactions, dispatcher };
 }
 

@@ -1,6 +1,7 @@
 import { type DeliveryResponse } from './delivery.shape.js';
 import { type WebhookResponse } from './webhook.shape.js';
-import { type DeliveryRow, type WebhookRow } from './webhooks.repository.js';
+import { type DeliveryRow } from './webhook-deliveries.repository.js';
+import { type WebhookRow } from './webhooks.repository.js';
 
 export function toWebhookResponse(row: WebhookRow): WebhookResponse {
   return {

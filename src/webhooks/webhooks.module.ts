@@ -6,15 +6,20 @@ import { WebhookDeliverer } from './webhook-deliverer.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { HostResolver, WebhookUrlRules } from './webhook-url.js';
 import { WebhooksController } from './webhooks.controller.js';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 import { WebhooksService } from './webhooks.service.js';
 
-/** Webhooks: management routes, the delivery queue and its workers (docs/webhooks.md). */
+/**
+ * Webhooks: management routes, the delivery queue, the dispatcher and the deliverer (docs/webhooks.md); their
+ * loops, the queue's maintenance and the daily prune run in the workers (src/workers/).
+ */
 @Module({
   imports: [AuditModule, EventsModule],
   controllers: [WebhooksController],
   providers: [
     WebhooksRepository,
+    WebhookDeliveriesRepository,
     WebhooksService,
     WebhookUrlRules,
     HostResolver,
@@ -22,5 +27,6 @@ import { WebhooksService } from './webhooks.service.js';
     WebhookDeliverer,
     WebhookDispatcher,
   ],
+  exports: [DeliveryQueue, WebhookDeliverer, WebhookDispatcher],
 })
 export class WebhooksModule {}

@@ -5,7 +5,6 @@ import { type Paging } from '../core/query.js';
 import { preparedQuery } from '../database/prepared.js';
 import { type PerField } from '../core/wire-shape.js';
 import { pageWithTotal, type PageRow, SqlParams, splitPage } from '../database/sql.js';
-import { DELIVERY_FIELDS } from './delivery.shape.js';
 import { ALL_TYPES } from './webhook-types.js';
 
 export interface WebhookRow {
@@ -33,22 +32,6 @@ export interface WebhookChanges {
   description?: string | null;
   enabled?: boolean;
 }
-
-export interface DeliveryRow {
-  id: number;
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  at: Date;
-  outcome: string;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  response_excerpt: string | null;
-  next_retry_at: Date | null;
-}
-
-type NewDelivery = Omit<DeliveryRow, 'id'> & { webhook_id: string };
 
 /** What `skipUnwantedEvents` found and did. */
 export interface DispatchSkip {
@@ -84,7 +67,9 @@ const WEBHOOK_COLUMNS = {
   updated_at: 'w.updated_at',
   failing_since: 'w.failing_since',
 } satisfies PerField<WebhookRow, string>;
+
 const COLUMNS = Object.values(WEBHOOK_COLUMNS).join(', ');
+
 const WEBHOOK_KEYS = Object.keys(WEBHOOK_COLUMNS) as (keyof WebhookRow)[];
 
 /**
@@ -94,24 +79,28 @@ const WEBHOOK_KEYS = Object.keys(WEBHOOK_COLUMNS) as (keyof WebhookRow)[];
 export const JOB_WEBHOOK_COLUMNS = WEBHOOK_KEYS.map(
   (key) => `${WEBHOOK_COLUMNS[key]} AS webhook_${key}`,
 ).join(', ');
+
 /** The join of `webhooks w` to the jobs `jobs` (rows with the job's `data`); no row when it was deleted. */
 export const jobWebhookJoin = (jobs: string) =>
   `LEFT JOIN webhooks w ON w.id = (${jobs}.data->>'webhookId')::bigint`;
+
 export type JobWebhookRow = { [K in keyof WebhookRow as `webhook_${K}`]: WebhookRow[K] | null };
+
 /** The `WebhookRow` of a row with {@link JOB_WEBHOOK_COLUMNS}; null when the webhook was deleted. */
 export function webhookOfJob(row: JobWebhookRow): WebhookRow | null {
   if (row.webhook_id === null) return null;
   return Object.fromEntries(WEBHOOK_KEYS.map((key) => [key, row[`webhook_${key}`]])) as unknown as WebhookRow;
 }
-const RETURNING = COLUMNS.replaceAll('w.', '');
-/** The columns of a `DeliveryRow`: the delivery's wire fields (delivery.shape.ts), each from its column. */
-const DELIVERY_COLUMNS = DELIVERY_FIELDS.map((field) => `d.${field}`).join(', ');
 
-/** The only code that reads or writes `webhooks` and `webhook_deliveries`. */
+const RETURNING = COLUMNS.replaceAll('w.', '');
+
+/**
+ * The only code that reads or writes `webhooks` (but the delivery log's statement that ends failure streaks,
+ * WebhookDeliveriesRepository) and `webhook_dispatch`, the dispatcher's position.
+ */
 @Injectable()
 export class WebhooksRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
   async insert(webhook: NewWebhook, manager: EntityManager): Promise<WebhookRow> {
     const [row] = await manager.query<WebhookRow[]>(
       `INSERT INTO webhooks (url, types, description, secret) VALUES ($1, $2::varchar[], $3, $4)
@@ -182,106 +171,6 @@ export class WebhooksRepository {
   /** The enabled webhooks and the types each takes, for the dispatcher. */
   enabledSubscriptions(manager: EntityManager): Promise<{ id: number; types: string[] }[]> {
     return manager.query(`SELECT id, types FROM webhooks WHERE enabled ORDER BY id`);
-  }
-
-  /** The newest attempts first. */
-  async deliveries(webhookId: string, paging: Paging): Promise<{ items: DeliveryRow[]; total: number }> {
-    const params = new SqlParams();
-    const where = `WHERE d.webhook_id = ${params.add(webhookId)}`;
-    const sql = pageWithTotal(
-      params,
-      'FROM webhook_deliveries d',
-      where,
-      DELIVERY_COLUMNS,
-      'd.at DESC, d.id DESC',
-      paging,
-    );
-    return splitPage(await this.dataSource.query<PageRow<DeliveryRow>[]>(sql, params.values));
-  }
-
-  /**
-   * Delivered attempts of a group in one statement: their rows (an attempt recorded already is left as it is),
-   * and the failure streak ended for every webhook one of them newly delivered to. Returns the index (in
-   * `deliveries`) of each attempt recorded now; the others were recorded before. `alsoRun` adds one more
-   * data-modifying CTE to the statement (the completion of the attempts' jobs), its value the parameter it
-   * names. The statement runs on its own (one statement is one transaction), as a named prepared statement.
-   */
-  async recordDelivered(
-    deliveries: readonly NewDelivery[],
-    alsoRun?: { cte: (param: string) => string; value: unknown },
-  ): Promise<Set<number>> {
-    const sql = `WITH given AS (
-         SELECT * FROM unnest($1::bigint[], $2::varchar[], $3::varchar[], $4::int[], $5::timestamptz[],
-                              $6::int[], $7::int[], $8::varchar[])
-                WITH ORDINALITY AS g(webhook_id, event_id, event_type, attempt, at, status_code, duration_ms,
-                                     response_excerpt, n)
-       ),
-       recorded AS (
-         INSERT INTO webhook_deliveries
-           (webhook_id, event_id, event_type, attempt, at, outcome, status_code, error, duration_ms,
-            response_excerpt, next_retry_at)
-         SELECT webhook_id, event_id, event_type, attempt, at, 'delivered', status_code, NULL, duration_ms,
-                response_excerpt, NULL
-         FROM given ORDER BY n
-         ON CONFLICT (webhook_id, event_id, attempt) DO NOTHING
-         RETURNING webhook_id, event_id, attempt
-       ),
-       cleared AS (
-         UPDATE webhooks SET failing_since = NULL
-         WHERE id IN (SELECT webhook_id FROM recorded) AND failing_since IS NOT NULL
-       )${
-         alsoRun
-           ? `,
-       also AS (${alsoRun.cte('$9')})`
-           : ''
-       }
-       -- The same attempt twice in a group: the first is the one recorded now.
-       SELECT DISTINCT ON (r.webhook_id, r.event_id, r.attempt) g.n::int - 1 AS n
-       FROM recorded r
-       JOIN given g ON (g.webhook_id, g.event_id, g.attempt) = (r.webhook_id, r.event_id, r.attempt)
-       ORDER BY r.webhook_id, r.event_id, r.attempt, g.n`;
-    const params = [
-      deliveries.map((d) => d.webhook_id),
-      deliveries.map((d) => d.event_id),
-      deliveries.map((d) => d.event_type),
-      deliveries.map((d) => d.attempt),
-      deliveries.map((d) => d.at),
-      deliveries.map((d) => d.status_code),
-      deliveries.map((d) => d.duration_ms),
-      deliveries.map((d) => d.response_excerpt),
-      ...(alsoRun ? [alsoRun.value] : []),
-    ];
-    const rows = await preparedQuery<{ n: number }>(this.dataSource, sql, params);
-    return new Set(rows.map((row) => row.n));
-  }
-
-  /**
-   * Records one attempt; false when that attempt of that event was recorded already (a job run again after
-   * its replica died between recording and completing it).
-   */
-  async recordAttempt(delivery: NewDelivery, manager: EntityManager): Promise<boolean> {
-    const rows = await manager.query<unknown[]>(
-      `INSERT INTO webhook_deliveries
-         (webhook_id, event_id, event_type, attempt, at, outcome, status_code, error, duration_ms,
-          response_excerpt, next_retry_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-       ON CONFLICT (webhook_id, event_id, attempt) DO NOTHING
-       RETURNING id`,
-      [
-        delivery.webhook_id,
-        delivery.event_id,
-        delivery.event_type,
-        delivery.attempt,
-        delivery.at,
-        delivery.outcome,
-        delivery.status_code,
-        delivery.error,
-        delivery.duration_ms,
-        delivery.response_excerpt,
-        delivery.next_retry_at,
-      ],
-    );
-    return rows.length === 1;
   }
 
   async markDelivered(webhookId: string, manager: EntityManager): Promise<void> {
@@ -401,44 +290,5 @@ export class WebhooksRepository {
       `UPDATE webhook_dispatch SET last_txid = $1::bigint, last_event_id = $2::bigint, updated_at = now()`,
       [position.txid, position.id],
     );
-  }
-
-  /**
-   * Deletes up to `limit` attempts older than `cutoff` (oldest first, by the `at` index), in `manager`'s
-   * transaction; how many it deleted.
-   */
-  async pruneDeliveriesBefore(cutoff: Date, limit: number, manager: EntityManager): Promise<number> {
-    const [, deleted] = await manager.query<[unknown[], number]>(
-      `DELETE FROM webhook_deliveries WHERE id IN (
-         SELECT id FROM webhook_deliveries WHERE at < $1 ORDER BY at LIMIT $2
-       )`,
-      [cutoff, limit],
-    );
-    return deleted;
-  }
-
-  /** When the webhook's latest recorded attempt started; null when it has none. */
-  async lastAttemptAt(webhookId: string): Promise<Date | null> {
-    const [row] = await this.dataSource.query<{ at: Date }[]>(
-      `SELECT d.at FROM webhook_deliveries d WHERE d.webhook_id = $1 ORDER BY d.at DESC, d.id DESC LIMIT 1`,
-      [webhookId],
-    );
-    return row?.at ?? null;
-  }
-
-  /**
-   * Runs `work` under a savepoint of `manager`'s transaction: when it throws, its own statements alone are
-   * rolled back, and the transaction goes on.
-   */
-  async underSavepoint<T>(manager: EntityManager, work: () => Promise<T>): Promise<T> {
-    await manager.query('SAVEPOINT attempt');
-    try {
-      const result = await work();
-      await manager.query('RELEASE SAVEPOINT attempt');
-      return result;
-    } catch (error) {
-      await manager.query('ROLLBACK TO SAVEPOINT attempt');
-      throw error;
-    }
   }
 }

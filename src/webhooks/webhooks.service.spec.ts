@@ -5,6 +5,7 @@ import { DeliveryQueue, type DeliveryJob } from './delivery-queue.js';
 import { TEST_EVENT_TYPE } from './webhook-types.js';
 import { HostResolver, type CheckedUrl, WebhookUrlRules } from './webhook-url.js';
 import { NothingToUpdate, WebhookNotFound, WebhookUrlNotAllowed } from './webhook.errors.js';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 import { type WebhookChanges, type WebhookRow, WebhooksRepository } from './webhooks.repository.js';
 import { WebhooksService } from './webhooks.service.js';
 
@@ -106,7 +107,14 @@ function setUp() {
   const queue = new FakeQueue();
   const transactions = new FakeTransactions();
   const audit = new FakeAudit();
-  const service = new WebhooksService(webhooks, rules, queue, transactions, audit);
+  const service = new WebhooksService(
+    webhooks,
+    new WebhookDeliveriesRepository(NO_DATABASE),
+    rules,
+    queue,
+    transactions,
+    audit,
+  );
   return { webhooks, rules, queue, transactions, audit, service };
 }
 

@@ -16,6 +16,7 @@ import { NothingToUpdate, WebhookNotFound } from './webhook.errors.js';
 import { type DeliveryResponse } from './delivery.shape.js';
 import { toDeliveryResponse, toWebhookResponse } from './webhook.mapper.js';
 import { type WebhookResponse } from './webhook.shape.js';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 import { type WebhookChanges, type WebhookRow, WebhooksRepository } from './webhooks.repository.js';
 
 export interface WebhookPage {
@@ -40,6 +41,7 @@ const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 export class WebhooksService {
   constructor(
     private readonly webhooks: WebhooksRepository,
+    private readonly deliveryLog: WebhookDeliveriesRepository,
     private readonly rules: WebhookUrlRules,
     private readonly queue: DeliveryQueue,
     private readonly transactions: Transactions,
@@ -165,7 +167,7 @@ export class WebhooksService {
 
   async deliveries(id: string, paging: Paging): Promise<DeliveryPage> {
     await this.existing(id);
-    const { items, total } = await this.webhooks.deliveries(id, paging);
+    const { items, total } = await this.deliveryLog.deliveries(id, paging);
     return {
       deliveries: items.map(toDeliveryResponse),
       page: paging.page,

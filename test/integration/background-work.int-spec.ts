@@ -1,21 +1,17 @@
 // The background work's passes called directly on a testing module: the retention prunes and the membership
-// sweep. In the service they run on timers (`onApplicationBootstrap`); here no hook runs, and a test calls one
-// pass and reads the rows it left.
+// sweep. In the service the WorkersModule (src/workers/) runs them on timers; here it is not imported, and a test
+// calls one pass and reads the rows it left.
 import { AuditRepository } from '../../src/audit/audit.repository.js';
 import { AuditService } from '../../src/audit/audit.service.js';
-import { Draining } from '../../src/core/draining.js';
 import { MembershipSweep } from '../../src/course-modules/membership/membership-sweep.js';
 import { ModuleRolesRepository } from '../../src/course-modules/membership/module-roles.repository.js';
 import { UserModuleRole } from '../../src/course-modules/membership/user-module-role.entity.js';
 import { ModuleRole } from '../../src/course-modules/modules/module-role.js';
-import { ChangeEventNotifications } from '../../src/events/change-event-notifications.js';
-import { ChangeEventsRepository } from '../../src/events/change-events.repository.js';
 import { ChangeEventsService } from '../../src/events/change-events.service.js';
 import { IdempotencyPrune } from '../../src/idempotency/idempotency.module.js';
 import { IdempotencyRepository } from '../../src/idempotency/idempotency.repository.js';
-import { Metrics } from '../../src/observability/metrics.js';
 import { makeModule, makeUser } from '../support/factories.js';
-import { useIntegrationModule } from '../support/nest-testing.js';
+import { CHANGE_EVENTS_PROVIDERS, useIntegrationModule } from '../support/nest-testing.js';
 import { waitFor } from '../support/wait-for.js';
 
 const DAY_MS = 86_400_000;
@@ -29,11 +25,7 @@ describe('background work, one pass at a time', () => {
       AuditService,
       IdempotencyRepository,
       IdempotencyPrune,
-      ChangeEventsRepository,
-      ChangeEventNotifications,
-      ChangeEventsService,
-      Draining,
-      Metrics,
+      ...CHANGE_EVENTS_PROVIDERS,
       ModuleRolesRepository,
       MembershipSweep,
     ],

@@ -1,14 +1,11 @@
 // The change feed's horizon (docs/events.md) on a testing module: ChangeEventsService.feed, the read behind
 // GET /api/events, against transactions held open on a second connection.
-import { Draining } from '../../src/core/draining.js';
 import { Transactions } from '../../src/database/transactions.js';
-import { ChangeEventNotifications } from '../../src/events/change-event-notifications.js';
 import { type MembersChanged, type NewChangeEvent } from '../../src/events/change-event.shape.js';
-import { ChangeEventsRepository } from '../../src/events/change-events.repository.js';
+import { ChangeFeedRepository } from '../../src/events/change-feed.repository.js';
 import { ChangeEventsService } from '../../src/events/change-events.service.js';
 import { decodeCursor } from '../../src/events/feed-cursor.js';
-import { Metrics } from '../../src/observability/metrics.js';
-import { useIntegrationModule } from '../support/nest-testing.js';
+import { CHANGE_EVENTS_PROVIDERS, useIntegrationModule } from '../support/nest-testing.js';
 
 interface FeedPage {
   events: { id: string; type: string; data: MembersChanged }[];
@@ -20,7 +17,7 @@ const WAIT_MS = 10_000;
 
 describe("the change feed's horizon", () => {
   const nest = useIntegrationModule({
-    providers: [ChangeEventsRepository, ChangeEventNotifications, ChangeEventsService, Draining, Metrics],
+    providers: CHANGE_EVENTS_PROVIDERS,
   });
   beforeEach(() => nest.reset());
 
@@ -96,7 +93,7 @@ describe("the change feed's horizon", () => {
       expect(await stored()).toEqual([1, 3]);
       // Held behind the open transaction: nothing served, and the cursor stays where it was.
       expect(await read(start.next)).toEqual({ events: [], next: start.next });
-      const page = await nest.get(ChangeEventsRepository).readPage(decodeCursor(start.next)!, null, 100);
+      const page = await nest.get(ChangeFeedRepository).readPage(decodeCursor(start.next)!, null, 100);
       expect(page).toMatchObject({ events: [], pending: true });
       await writer.commit();
     });

@@ -99,9 +99,10 @@ let scratchCount = 0;
 
 /**
  * Boots the real service (AppModule on Fastify, every global provider) on a loopback port against the test
- * database, with its own temporary data and storage directories. Its background work (the webhook job engine's
- * workers and maintenance, the webhook dispatcher, the start-up sweeps, the retention prunes) is off: a test that
- * needs it asks with `startTestApp({ backgroundWorkers: true })` or `useTestApp({ backgroundWorkers: true })`.
+ * database, with its own temporary data and storage directories. Its background work (the WorkersModule,
+ * src/workers/: the webhook job engine's workers and maintenance, the webhook dispatcher's loop, the start-up
+ * sweeps, the retention prunes, the membership sweep) is off: AppModule imports the WorkersModule only for a test
+ * that asks with `startTestApp({ backgroundWorkers: true })` or `useTestApp({ backgroundWorkers: true })`.
  */
 export async function startTestApp(overrides: Partial<AppConfig> = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'mas-test-'));

@@ -6,9 +6,25 @@ import { type DataSource } from 'typeorm';
 import { type AppConfig, loadConfig } from '../../src/config/app-config.js';
 import { ConfigModule } from '../../src/config/config.module.js';
 import { DatabaseModule } from '../../src/database/database.module.js';
+import { Draining } from '../../src/core/draining.js';
 import { runMigrations } from '../../src/database/database.js';
+import { ChangeEventNotifications } from '../../src/events/change-event-notifications.js';
+import { ChangeEventsRepository } from '../../src/events/change-events.repository.js';
+import { ChangeFeedRepository } from '../../src/events/change-feed.repository.js';
+import { ChangeEventsService } from '../../src/events/change-events.service.js';
+import { Metrics } from '../../src/observability/metrics.js';
 import { createRootLogger, NestPinoLogger } from '../../src/observability/logger.js';
 import { emptyWrittenTables, type RunDatabase, scratchDatabase, TEST_JWT_SECRET } from './app.js';
+
+/** ChangeEventsService and what it injects beyond the database, for a test whose classes record change events. */
+export const CHANGE_EVENTS_PROVIDERS: Provider[] = [
+  ChangeEventsRepository,
+  ChangeFeedRepository,
+  ChangeEventNotifications,
+  ChangeEventsService,
+  Draining,
+  Metrics,
+];
 
 /** What an integration test compiles: the classes it calls, and what they inject beyond the database. */
 export interface IntegrationSetup {
@@ -18,7 +34,7 @@ export interface IntegrationSetup {
   entities?: Parameters<typeof TypeOrmModule.forFeature>[0];
   /**
    * Settings that differ from the tests' defaults (`loadConfig({})`); not the database, which is the module's own,
-   * nor `backgroundWorkers`, which is false (and no hook that reads it runs).
+   * nor `backgroundWorkers`, which is false: the testing module never holds the WorkersModule.
    */
   config?: Partial<Omit<AppConfig, 'databaseUrl' | 'backgroundWorkers'>>;
 }
@@ -39,9 +55,10 @@ export interface IntegrationModule {
 /**
  * Compiles a NestJS testing module (`Test.createTestingModule`) with the service's ConfigModule and
  * DatabaseModule and only the providers `setup` names, on a scratch database (test/support/app.ts) that it
- * migrates first. The module is compiled, never initialised: no `onModuleInit` or `onApplicationBootstrap` hook
- * runs, so no background loop (the workers, the dispatcher, the sweeps, the daily prunes) starts whatever the
- * configuration says; `config.backgroundWorkers` is false as well. A test calls the classes' methods itself.
+ * migrates first. The background work (the workers, the dispatcher's loop, the sweeps, the daily prunes) lives in
+ * the WorkersModule (src/workers/), which it never imports, so none of it exists here; `config.backgroundWorkers`
+ * is false as well. The module is compiled, never initialised: no `onModuleInit` or `onApplicationBootstrap` hook
+ * runs either. A test calls the classes' one-pass methods itself.
  * `close()` runs the shutdown hooks, which close the data source. The scratch database is dropped with the run's.
  */
 export async function compileIntegrationModule(setup: IntegrationSetup): Promise<IntegrationModule> {

@@ -5,7 +5,7 @@ import { INVALID_LIST_STATUS_MESSAGE } from './membership-status.js';
 
 /**
  * The parameters of a module's user lists (personnel, eligible users, students, the roster export): what a client
- * may filter and sort by, read from the query string. The statements that use them are module-roles.repository.ts'.
+ * may filter and sort by, read from the query string. The statements that use them are member-lists.repository.ts'.
  */
 
 /** Sort fields of the personnel, eligible and student lists; usernames sort case-insensitively. */

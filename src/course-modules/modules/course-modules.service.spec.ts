@@ -12,11 +12,8 @@ import {
   unconnectedUsersService,
 } from '../../testing/fakes.js';
 import { CourseModule } from './course-module.entity.js';
-import {
-  CourseModulesRepository,
-  type DeletedModules,
-  type ModuleReadRow,
-} from './course-modules.repository.js';
+import { CourseModulesRepository, type DeletedModules } from './course-modules.repository.js';
+import { ModuleReadsRepository, type ModuleReadRow } from './module-reads.repository.js';
 import { CourseModulesService, LARGE_READ_ROLE_ROWS } from './course-modules.service.js';
 import { type AuthUser } from '../../core/decorators.js';
 import { ModuleFiles } from './module-files.js';
@@ -29,31 +26,8 @@ import { AnswerBudget } from '../../core/answer-budget.js';
 /** A module repository over a fixed set of existing ids that records each bulk delete it is asked for. */
 class FakeModules extends CourseModulesRepository {
   readonly deletes: { ids: readonly string[]; transaction: Transaction }[] = [];
-  /** The single reads asked for, by their bound on role rows; each module has `people` role rows. */
-  readonly reads: number[] = [];
-  people = 0;
-
   constructor(private readonly existing: string[]) {
     super(new Repository(CourseModule, NO_DATABASE.manager));
-  }
-
-  override withCallerRoleAndPersonnel(
-    moduleId: string,
-    callerId: number,
-    admin: boolean,
-    maxRoleRows = 2_147_483_647,
-  ): Promise<ModuleReadRow | null> {
-    this.reads.push(maxRoleRows);
-    const students = this.people <= maxRoleRows ? `{"id":${this.people}}` : '';
-    return Promise.resolve({
-      module: `{"id":${moduleId}}`,
-      callerRole: null,
-      roleRows: this.people,
-      lecturers: '',
-      assistants: '',
-      tutors: '',
-      students,
-    });
   }
 
   override deleteWithDependents(ids: readonly string[], transaction: Transaction): Promise<DeletedModules> {
@@ -67,11 +41,41 @@ class FakeModules extends CourseModulesRepository {
   }
 }
 
+/** The single read of a module with `people` role rows; records each read's bound on role rows. */
+class FakeModuleReads extends ModuleReadsRepository {
+  /** The single reads asked for, by their bound on role rows. */
+  readonly bounds: number[] = [];
+  people = 0;
+
+  constructor() {
+    super(new Repository(CourseModule, NO_DATABASE.manager));
+  }
+
+  override withCallerRoleAndPersonnel(
+    moduleId: string,
+    callerId: number,
+    admin: boolean,
+    maxRoleRows = 2_147_483_647,
+  ): Promise<ModuleReadRow | null> {
+    this.bounds.push(maxRoleRows);
+    const students = this.people <= maxRoleRows ? `{"id":${this.people}}` : '';
+    return Promise.resolve({
+      module: `{"id":${moduleId}}`,
+      callerRole: null,
+      roleRows: this.people,
+      lecturers: '',
+      assistants: '',
+      tutors: '',
+      students,
+    });
+  }
+}
+
 class FakeFiles extends ModuleFiles {
   readonly removed: [readonly string[], readonly string[]][] = [];
 
   constructor() {
-    super(new StorageService(new LocalFileStore('/nonexistent')), new FakeModules([]), DEFAULT_CONFIG);
+    super(new StorageService(new LocalFileStore('/nonexistent')), new FakeModules([]));
   }
 
   override removeDeleted(ids: readonly string[], keys: readonly string[]): Promise<void> {
@@ -82,12 +86,14 @@ class FakeFiles extends ModuleFiles {
 
 function service(existing: string[], budget = new AnswerBudget(DEFAULT_CONFIG.largeAnswerBudgetBytes)) {
   const modules = new FakeModules(existing);
+  const reads = new FakeModuleReads();
   const events = new FakeChangeEvents();
   const tx = new FakeTransactions();
   const audit = new FakeAudit();
   const storage = new FakeFiles();
   const subject = new CourseModulesService(
     modules,
+    reads,
     unconnectedUsersService(),
     tx,
     storage,
@@ -96,24 +102,24 @@ function service(existing: string[], budget = new AnswerBudget(DEFAULT_CONFIG.la
     events,
     budget,
   );
-  return { subject, modules, tx, storage, events, audit };
+  return { subject, modules, reads, tx, storage, events, audit };
 }
 
 describe(CourseModulesService.name, () => {
   it('reads a small module in one statement, a large one again within the answer budget until it is sent', async () => {
     const budget = new AnswerBudget(10_000_000);
-    const { subject, modules } = service([], budget);
+    const { subject, reads } = service([], budget);
     const admin: AuthUser = { id: 1, admin: true };
-    modules.people = LARGE_READ_ROLE_ROWS;
+    reads.people = LARGE_READ_ROLE_ROWS;
     const small = await subject.read('7', admin);
-    expect(modules.reads).toEqual([LARGE_READ_ROLE_ROWS]);
+    expect(reads.bounds).toEqual([LARGE_READ_ROLE_ROWS]);
     expect(small.sent).toBeUndefined();
     expect(small.parts.join('')).toContain(`"students":[{"id":${LARGE_READ_ROLE_ROWS}}]`);
 
-    modules.reads.length = 0;
-    modules.people = 5000;
+    reads.bounds.length = 0;
+    reads.people = 5000;
     const large = await subject.read('7', admin);
-    expect(modules.reads).toEqual([LARGE_READ_ROLE_ROWS, 2_147_483_647]);
+    expect(reads.bounds).toEqual([LARGE_READ_ROLE_ROWS, 2_147_483_647]);
     expect(large.parts.join('')).toContain('"students":[{"id":5000}]');
     expect(budget.state).toEqual({ used: 4_500_000, waiting: 0 });
     large.sent!();

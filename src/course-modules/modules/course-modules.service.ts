@@ -15,6 +15,7 @@ import {
   CourseModulesRepository,
   type ModuleValues,
 } from './course-modules.repository.js';
+import { ModuleReadsRepository } from './module-reads.repository.js';
 import { type ModuleInput } from './dto/module-body.dto.js';
 import { canReadModule } from './module-access.js';
 import { DuplicateModule, ModuleNotFound } from './module.errors.js';
@@ -91,6 +92,7 @@ const HELD_BYTES_PER_ROLE_ROW = 900;
 export class CourseModulesService {
   constructor(
     private readonly modules: CourseModulesRepository,
+    private readonly reads: ModuleReadsRepository,
     private readonly users: UsersService,
     private readonly transactions: Transactions,
     private readonly files: ModuleFiles,
@@ -112,7 +114,7 @@ export class CourseModulesService {
     // a profile (docs/performance.md, sixth round).
     const key = totalsKey({ memberId, query: filter.query, code: filter.code, year: filter.year });
     const known = key === undefined ? undefined : this.totals.get(key);
-    const { modulesJson, total, version } = await this.modules.page({
+    const { modulesJson, total, version } = await this.reads.page({
       memberId,
       query: filter.query,
       code: filter.code,
@@ -128,13 +130,13 @@ export class CourseModulesService {
 
   /** `GET /api/modules/me`: the caller's modules whose membership has the effective status `status`. */
   async mine(userId: number, status: EffectiveStatus = 'active'): Promise<JsonText<MyModules>> {
-    return myModulesJson(await this.modules.ofMemberJson(userId, status));
+    return myModulesJson(await this.reads.ofMemberJson(userId, status));
   }
 
   /** `GET /api/users/{id}/modules`: 404 for an unknown user, else every module with the user's role in it. */
   async ofUser(userId: string): Promise<ModuleWithRole[]> {
     await this.users.requireUser(userId);
-    const rows = await this.modules.ofMember(userId);
+    const rows = await this.reads.ofMember(userId);
     return rows.map((row) => ({ ...toModuleResponse(row), role: row.role }));
   }
 
@@ -148,7 +150,7 @@ export class CourseModulesService {
   async read(moduleId: string, viewer: AuthUser): Promise<JsonText<ModuleWithPersonnel>> {
     let found;
     try {
-      found = await this.modules.withCallerRoleAndPersonnel(
+      found = await this.reads.withCallerRoleAndPersonnel(
         moduleId,
         viewer.id,
         viewer.admin,
@@ -176,7 +178,7 @@ export class CourseModulesService {
     try {
       let found;
       try {
-        found = await this.modules.withCallerRoleAndPersonnel(moduleId, viewer.id, viewer.admin);
+        found = await this.reads.withCallerRoleAndPersonnel(moduleId, viewer.id, viewer.admin);
       } catch (error) {
         if (!isStatementError(error)) throw error;
         return (await this.readApart(moduleId, viewer)).whenSent(giveBack);
@@ -191,10 +193,10 @@ export class CourseModulesService {
 
   /** `read` in two statements: the module and the caller's role, then the personnel. */
   private async readApart(moduleId: string, viewer: AuthUser): Promise<JsonText<ModuleWithPersonnel>> {
-    const module = readable(await this.modules.withCallerRole(moduleId, viewer.id), viewer);
+    const module = readable(await this.reads.withCallerRole(moduleId, viewer.id), viewer);
     let people: PersonnelJson;
     try {
-      people = await this.modules.holdersJson(moduleId);
+      people = await this.reads.holdersJson(moduleId);
     } catch (error) {
       throw new InternalFailure(PERSONNEL_FAILURE_MESSAGE, error);
     }

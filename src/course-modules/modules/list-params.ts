@@ -3,7 +3,7 @@ import { type EffectiveStatus } from './effective-status.js';
 
 /**
  * The module lists' parameters: what a client may filter and sort by, read from the query string. The statements
- * that use them are course-modules.repository.ts'; a module's user lists have theirs in
+ * that use them are module-reads.repository.ts'; a module's user lists have theirs in
  * membership/member-list-params.ts.
  */
 

@@ -1,6 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { type AppConfig } from '../../config/app-config.js';
-import { APP_CONFIG } from '../../config/config.module.js';
+import { Injectable, Logger } from '@nestjs/common';
 import { StorageService } from '../../storage/storage.service.js';
 import { CourseModulesRepository } from './course-modules.repository.js';
 
@@ -13,16 +11,16 @@ const moduleFolder = (moduleId: number | string) => `${MODULES_FOLDER}/${moduleI
 
 /**
  * A module's files in storage. They are removed after the deleting transaction commits; should the process
- * stop in between, the sweep at the next start removes folders whose module no longer exists.
+ * stop in between, the sweep at the next start (src/workers/start-up-sweeps.ts) removes folders whose module no
+ * longer exists.
  */
 @Injectable()
-export class ModuleFiles implements OnApplicationBootstrap {
+export class ModuleFiles {
   private readonly logger = new Logger(ModuleFiles.name);
 
   constructor(
     private readonly storage: StorageService,
     private readonly modules: CourseModulesRepository,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -58,16 +56,5 @@ export class ModuleFiles implements OnApplicationBootstrap {
     }
     for (const id of orphans) await this.storage.remove(moduleFolder(id));
     return orphans;
-  }
-
-  async onApplicationBootstrap(): Promise<void> {
-    if (!this.config.backgroundWorkers) return;
-    try {
-      const swept = await this.sweep();
-      if (swept.length > 0) this.logger.log(`Removed files of ${swept.length} deleted modules`);
-    } catch (error) {
-      // Leftover files are harmless until the next start; they must not keep the service from starting.
-      this.logger.warn("Sweep of deleted modules' files failed", error);
-    }
   }
 }

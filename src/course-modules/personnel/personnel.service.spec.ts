@@ -3,24 +3,20 @@ import { type RequestContext } from '../../audit/audit-actions.js';
 import { type AuthUser } from '../../core/decorators.js';
 import { PERMISSION_DENIED_MESSAGE } from '../../core/errors.js';
 import { type Transaction } from '../../database/transactions.js';
-import {
-  DEFAULT_CONFIG,
-  FakeAudit,
-  FakeChangeEvents,
-  FakeTransactions,
-  NO_DATABASE,
-} from '../../testing/fakes.js';
+import { FakeAudit, FakeChangeEvents, FakeTransactions, NO_DATABASE } from '../../testing/fakes.js';
 import { User } from '../../users/user.entity.js';
-import { UsersRepository } from '../../users/users.repository.js';
+import { UserBulkRepository } from '../../users/user-bulk.repository.js';
 import { type UserListParams } from '../membership/member-list-params.js';
 import { ROLE_NOT_HELD_MESSAGE } from '../membership/membership.errors.js';
 import { ModuleRole } from '../modules/module-role.js';
 import { type HeldMembership, MembershipStatus } from '../membership/membership-status.js';
+import { type MemberListsRepository } from '../membership/member-lists.repository.js';
 import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
 import { UserModuleRole } from '../membership/user-module-role.entity.js';
 import { type AuditOf, PersonnelService } from './personnel.service.js';
 
 type Roles = ModuleRolesRepository;
+type Lists = MemberListsRepository;
 
 /** An active membership with no dates (the default). */
 const OPEN = { status: MembershipStatus.Active, startsAt: null, endsAt: null };
@@ -28,7 +24,7 @@ const OPEN = { status: MembershipStatus.Active, startsAt: null, endsAt: null };
 /** The transaction the fake opens: a real, unconnected EntityManager, only ever compared by identity. */
 const TRANSACTION: Transaction = new DataSource({ type: 'postgres' }).manager;
 
-/** Modules and their role rows in memory, with what the service asked for. */
+/** Modules and their role rows in memory, with what the service asked for; it serves the people lists too. */
 class FakeRoles extends ModuleRolesRepository {
   /** module id → user id → role */
   readonly modules = new Map<string, Map<string, ModuleRole>>();
@@ -38,7 +34,7 @@ class FakeRoles extends ModuleRolesRepository {
   beforeAssign: (() => void) | undefined;
 
   constructor(modules: Record<string, Record<string, ModuleRole>>) {
-    super(new Repository(UserModuleRole, NO_DATABASE.manager), DEFAULT_CONFIG);
+    super(new Repository(UserModuleRole, NO_DATABASE.manager));
     for (const [id, members] of Object.entries(modules))
       this.modules.set(id, new Map(Object.entries(members)));
   }
@@ -54,12 +50,12 @@ class FakeRoles extends ModuleRolesRepository {
     return Promise.resolve(members === undefined ? undefined : (members.get(String(callerId)) ?? null));
   }
 
-  override personnelPage(filter: Parameters<Roles['personnelPage']>[0]): ReturnType<Roles['personnelPage']> {
+  personnelPage(filter: Parameters<Lists['personnelPage']>[0]): ReturnType<Lists['personnelPage']> {
     this.pages.push({ kind: 'personnel', filter });
     return Promise.resolve({ items: [], total: 0 });
   }
 
-  override eligiblePage(filter: Parameters<Roles['eligiblePage']>[0]): ReturnType<Roles['eligiblePage']> {
+  eligiblePage(filter: Parameters<Lists['eligiblePage']>[0]): ReturnType<Lists['eligiblePage']> {
     this.pages.push({ kind: 'eligible', filter });
     return Promise.resolve({ items: [], total: 0 });
   }
@@ -113,11 +109,11 @@ class FakeRoles extends ModuleRolesRepository {
   }
 }
 
-class FakeUsers extends UsersRepository {
+class FakeUsers extends UserBulkRepository {
   readonly asked: (readonly string[])[] = [];
 
   constructor(private readonly existing: readonly string[]) {
-    super(new Repository(User, NO_DATABASE.manager), DEFAULT_CONFIG);
+    super(new Repository(User, NO_DATABASE.manager));
   }
 
   override lockExisting(ids: readonly string[], manager: Transaction): Promise<Set<string>> {
@@ -154,7 +150,7 @@ function setup() {
   const transactions = new FakeTransactions(TRANSACTION);
   const audit = new FakeAudit();
   const changeEvents = new FakeChangeEvents();
-  const service = new PersonnelService(roles, users, transactions, audit, changeEvents);
+  const service = new PersonnelService(roles, roles, users, transactions, audit, changeEvents);
   return { service, roles, users, transactions, audit, changeEvents, members: roles.modules.get('10')! };
 }
 

@@ -9,7 +9,7 @@ import { changesMembers, type MembersChanged } from '../../events/change-event-t
 import { ChangeEventsService } from '../../events/change-events.service.js';
 import { toUserSummary } from '../../users/user.mapper.js';
 import { type UserSummary } from '../../users/user.shape.js';
-import { UsersRepository } from '../../users/users.repository.js';
+import { UserBulkRepository } from '../../users/user-bulk.repository.js';
 import { type UserListParams } from '../membership/member-list-params.js';
 import {
   canManageRole,
@@ -26,6 +26,7 @@ import { changeOf, givenFields, membersChange, membershipAfter } from '../member
 import { toPersonnelMember } from '../membership/membership.mapper.js';
 import { type PersonnelMember } from '../membership/membership.shape.js';
 import { type Page } from '../../database/sql.js';
+import { MemberListsRepository } from '../membership/member-lists.repository.js';
 import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
 import { ModuleRole } from '../modules/module-role.js';
 
@@ -62,9 +63,11 @@ export class PersonnelService {
     @Inject(ModuleRolesRepository)
     private readonly roles: Pick<
       ModuleRolesRepository,
-      'callerRole' | 'personnelPage' | 'eligiblePage' | 'lockHeld' | 'writeMemberships' | 'remove'
+      'callerRole' | 'lockHeld' | 'writeMemberships' | 'remove'
     >,
-    @Inject(UsersRepository) private readonly users: Pick<UsersRepository, 'lockExisting'>,
+    @Inject(MemberListsRepository)
+    private readonly lists: Pick<MemberListsRepository, 'personnelPage' | 'eligiblePage'>,
+    @Inject(UserBulkRepository) private readonly users: Pick<UserBulkRepository, 'lockExisting'>,
     @Inject(Transactions) private readonly transactions: Pick<Transactions, 'run'>,
     @Inject(AuditService) private readonly auditTrail: Pick<AuditService, 'record'>,
     @Inject(ChangeEventsService) private readonly changeEvents: Pick<ChangeEventsService, 'record'>,
@@ -94,13 +97,13 @@ export class PersonnelService {
     const allowed = view === 'students' ? canViewStudents(viewer) : canViewPersonnel(viewer);
     if (!allowed) throw new PermissionDenied();
     const role = view === 'students' ? ModuleRole.Student : params.role;
-    return toPage(await this.roles.personnelPage({ ...params, moduleId, role }), params, toPersonnelMember);
+    return toPage(await this.lists.personnelPage({ ...params, moduleId, role }), params, toPersonnelMember);
   }
 
   async eligible(moduleId: string, caller: AuthUser, params: UserListParams): Promise<UserPage<UserSummary>> {
     const viewer = await this.viewerOf(moduleId, caller);
     if (!canViewPersonnel(viewer)) throw new PermissionDenied();
-    return toPage(await this.roles.eligiblePage({ ...params, moduleId }), params, toUserSummary);
+    return toPage(await this.lists.eligiblePage({ ...params, moduleId }), params, toUserSummary);
   }
 
   /**

@@ -1,14 +1,7 @@
 import { Repository } from 'typeorm';
 import { type Transaction } from '../../database/transactions.js';
 import { type ChangeEventType, type NewChangeEvent } from '../../events/change-event-types.js';
-import {
-  CONTEXT,
-  DEFAULT_CONFIG,
-  FakeAudit,
-  FakeChangeEvents,
-  FakeTransactions,
-  NO_DATABASE,
-} from '../../testing/fakes.js';
+import { CONTEXT, FakeAudit, FakeChangeEvents, FakeTransactions, NO_DATABASE } from '../../testing/fakes.js';
 import { CourseModule } from '../modules/course-module.entity.js';
 import { CourseModulesRepository } from '../modules/course-modules.repository.js';
 import { type RolloverInput } from './dto/rollover-body.dto.js';
@@ -104,7 +97,7 @@ class FakeRoles extends ModuleRolesRepository {
     [];
 
   constructor() {
-    super(new Repository(UserModuleRole, NO_DATABASE.manager), DEFAULT_CONFIG);
+    super(new Repository(UserModuleRole, NO_DATABASE.manager));
   }
 
   set(moduleId: string, members: Record<string, ModuleRole>): void {

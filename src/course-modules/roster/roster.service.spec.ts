@@ -12,9 +12,10 @@ import {
   NO_DATABASE,
 } from '../../testing/fakes.js';
 import { User } from '../../users/user.entity.js';
-import { UsersRepository } from '../../users/users.repository.js';
+import { UserBulkRepository } from '../../users/user-bulk.repository.js';
 import { ModuleNotFound } from '../modules/module.errors.js';
 import { ModuleRole } from '../modules/module-role.js';
+import { MemberListsRepository } from '../membership/member-lists.repository.js';
 import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
 import { type Member, type MembershipWrite, MembershipStatus } from '../membership/membership-status.js';
 import { type RosterColumn, type RosterOptionalColumn } from './roster-import.js';
@@ -32,7 +33,7 @@ class FakeRoles extends ModuleRolesRepository {
   lecturersAfterWrite = 0;
 
   constructor(public members: Member[]) {
-    super(new Repository(UserModuleRole, NO_DATABASE.manager), DEFAULT_CONFIG);
+    super(new Repository(UserModuleRole, NO_DATABASE.manager));
   }
 
   override callerRole(moduleId: string, callerId: number): Promise<ModuleRole | null | undefined> {
@@ -66,9 +67,9 @@ class FakeRoles extends ModuleRolesRepository {
 }
 
 /** Users by lower-cased username and email. */
-class FakeUsers extends UsersRepository {
+class FakeUsers extends UserBulkRepository {
   constructor(private readonly known: { id: number; username: string }[]) {
-    super(new Repository(User, NO_DATABASE.manager), DEFAULT_CONFIG);
+    super(new Repository(User, NO_DATABASE.manager));
   }
 
   override lockByNames(values: readonly string[]): Promise<Map<string, { id: number; username: string }>> {
@@ -113,7 +114,11 @@ function setUp(members: Member[]) {
   const transactions = new FakeTransactions();
   const audit = new FakeAudit();
   const events = new FakeChangeEvents();
-  const service = new RosterService(transactions, roles, users, audit, events);
+  const lists = new MemberListsRepository(
+    new Repository(UserModuleRole, NO_DATABASE.manager),
+    DEFAULT_CONFIG,
+  );
+  const service = new RosterService(transactions, roles, lists, users, audit, events);
   return { roles, transactions, audit, events, service };
 }
 

@@ -25,7 +25,8 @@ import {
   userKey,
 } from './roster-import.js';
 import { changeOf, membersChange } from '../membership/membership-changes.js';
-import { UsersRepository } from '../../users/users.repository.js';
+import { UserBulkRepository } from '../../users/user-bulk.repository.js';
+import { MemberListsRepository } from '../membership/member-lists.repository.js';
 import { ModuleRolesRepository } from '../membership/module-roles.repository.js';
 
 export const ROSTER_EXPORT_COLUMNS = [
@@ -65,7 +66,8 @@ export class RosterService {
   constructor(
     private readonly transactions: Transactions,
     private readonly roles: ModuleRolesRepository,
-    private readonly users: UsersRepository,
+    private readonly lists: MemberListsRepository,
+    private readonly users: UserBulkRepository,
     private readonly audit: AuditService,
     private readonly changeEvents: ChangeEventsService,
   ) {}
@@ -176,7 +178,7 @@ export class RosterService {
     const role = await this.roles.callerRole(moduleId, caller.id);
     if (role === undefined) throw new ModuleNotFound();
     if (!canViewPersonnel({ admin: caller.admin, role })) throw new PermissionDenied();
-    const rows = await this.roles.streamPersonnel({ ...params, moduleId });
+    const rows = await this.lists.streamPersonnel({ ...params, moduleId });
     return csvDownload(rows, ROSTER_EXPORT_COLUMNS, `module-${moduleId}-roster.csv`);
   }
 }

@@ -20,7 +20,7 @@ export class PeopleFields1764500000000 implements MigrationInterface {
     // Case-sensitive, as IdPs compare their ids; serves SCIM's `externalId eq` and the uniqueness rule.
     await queryRunner.query(`CREATE UNIQUE INDEX uq_users_external_id ON users (external_id)`);
     // The user list's `query` (username, email, the names, external_id): one trigram index over all of them,
-    // the expression of USER_SEARCH_TEXT (users.repository.ts) to the character. pg_trgm: ModuleSearchIndexes.
+    // the expression of USER_SEARCH_TEXT (user-list.repository.ts) to the character. pg_trgm: ModuleSearchIndexes.
     await queryRunner.query(`
       CREATE INDEX ix_users_search_trgm ON users USING gin ((username || ' ' || email || ' ' ||
         coalesce(given_name, '') || ' ' || coalesce(family_name, '') || ' ' || coalesce(display_name, '') || ' ' ||

@@ -1,6 +1,6 @@
 import { type MigrationInterface, type QueryRunner } from 'typeorm';
 
-/** The searchable columns as one lower-cased text: USER_SEARCH_TEXT (users.repository.ts), to the character. */
+/** The searchable columns as one lower-cased text: USER_SEARCH_TEXT (user-list.repository.ts), to the character. */
 const SEARCH_TEXT = `lower(username || ' ' || email || ' ' || coalesce(given_name, '') || ' ' ||
         coalesce(family_name, '') || ' ' || coalesce(display_name, '') || ' ' || coalesce(external_id, ''))`;
 

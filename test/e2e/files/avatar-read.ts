@@ -1,7 +1,7 @@
 // Part of test/files.e2e-spec.ts: GET /api/users/{user_id}/avatar, and the avatar files when a user goes or the service starts.
 import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AvatarFiles } from '../../../src/users/avatar-files.js';
+import { StartUpSweeps } from '../../../src/workers/start-up-sweeps.js';
 import { makeUser, tokenFor } from '../../support/factories.js';
 import { image } from '../../support/users-helpers.js';
 import { type AvatarContext } from './context.js';
@@ -89,7 +89,7 @@ export function avatarReadTests(ctx: AvatarContext): void {
     await utimes(file(stale), twoHoursAgo, twoHoursAgo);
 
     // What the service runs once it has started (a second instance in this process would share its pool).
-    await app.service.app.get(AvatarFiles).onApplicationBootstrap();
+    await app.service.app.get(StartUpSweeps).sweepAvatars();
 
     expect(await storageFiles()).toEqual([current, recent].sort());
     expect((await readAvatar(given.user.id)).status).toBe(200);

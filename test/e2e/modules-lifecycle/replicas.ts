@@ -1,5 +1,5 @@
 // Part of test/modules-lifecycle.e2e-spec.ts: time-based membership events on two replicas.
-import { MembershipSweep } from '../../../src/course-modules/membership/membership-sweep.js';
+import { MembershipSweepTimer } from '../../../src/workers/membership-sweep-timer.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
 import { makeModule, makeUser, tokenFor } from '../../support/factories.js';
 import { request } from '../../support/http.js';
@@ -26,7 +26,7 @@ export function timeEventsOnTwoReplicas(): void {
     await Promise.all([first?.close(), second?.close()]);
   });
 
-  const rounds = () => [first, second].map((app) => app.service.app.get(MembershipSweep).rounds);
+  const rounds = () => [first, second].map((app) => app.service.app.get(MembershipSweepTimer).rounds);
 
   /** The `module.members_changed` events with `effective`, oldest first, with the time each was written. */
   const timeEvents = (moduleId: number) =>

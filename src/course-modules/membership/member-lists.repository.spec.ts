@@ -1,6 +1,6 @@
 import { toPaging } from '../../core/query.js';
 import { ModuleRole } from '../modules/module-role.js';
-import { eligibleUsersQuery, personnelListQuery } from './module-roles.repository.js';
+import { eligibleUsersQuery, personnelListQuery } from './member-lists.repository.js';
 
 /** What docs/sql/ cannot show (see modules/repository-queries.spec.ts): which values travel as parameters. */
 const paging = toPaging(2, 10);
