@@ -6,6 +6,7 @@ import { AssignmentFile } from './src/course-modules/modules/assignment-file.ent
 import { CourseModule } from './src/course-modules/modules/course-module.entity.js';
 import { ModuleStats } from './src/course-modules/modules/module-stats.entity.js';
 import { UserModuleRole } from './src/course-modules/membership/user-module-role.entity.js';
+import { ModuleMemberCount } from './src/course-modules/membership/module-member-count.entity.js';
 import { AuditEvent } from './src/audit/audit-event.entity.js';
 import { ChangeEvent, ChangeEventsPruned } from './src/events/change-event.entity.js';
 import { AuditEvents1763900000000 } from './src/database/migrations/1763900000000-AuditEvents.js';
@@ -24,6 +25,7 @@ import { PeopleFields1764500000000 } from './src/database/migrations/17645000000
 import { UserStats1764800000000 } from './src/database/migrations/1764800000000-UserStats.js';
 import { IntegrationTokens1764510000000 } from './src/database/migrations/1764510000000-IntegrationTokens.js';
 import { LmsExports1764820000000 } from './src/database/migrations/1764820000000-LmsExports.js';
+import { MemberListsAtScale1764830000000 } from './src/database/migrations/1764830000000-MemberListsAtScale.js';
 import { LmsExport } from './src/exports/lms-export.entity.js';
 import { IntegrationToken } from './src/tokens/integration-token.entity.js';
 import { IdempotencyKey } from './src/idempotency/idempotency-key.entity.js';
@@ -41,6 +43,7 @@ export const entities = [
   User,
   CourseModule,
   UserModuleRole,
+  ModuleMemberCount,
   Assignment,
   AssignmentFile,
   ModuleStats,
@@ -74,6 +77,7 @@ export const migrations = [
   UserStats1764800000000,
   IdempotencyKeys1764810000000,
   LmsExports1764820000000,
+  MemberListsAtScale1764830000000,
 ];
 
 /**

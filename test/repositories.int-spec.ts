@@ -2,7 +2,10 @@ import { type DataSource, type EntityManager } from 'typeorm';
 import { toPaging } from '../src/core/query.js';
 import { CourseModulesRepository } from '../src/course-modules/modules/course-modules.repository.js';
 import { ModuleReadsRepository } from '../src/course-modules/modules/module-reads.repository.js';
-import { MemberListsRepository } from '../src/course-modules/membership/member-lists.repository.js';
+import {
+  MemberListsRepository,
+  personnelListQuery,
+} from '../src/course-modules/membership/member-lists.repository.js';
 import { ModuleRolesRepository } from '../src/course-modules/membership/module-roles.repository.js';
 import { UserModuleRole } from '../src/course-modules/membership/user-module-role.entity.js';
 import { CourseModule } from '../src/course-modules/modules/course-module.entity.js';
@@ -47,6 +50,19 @@ async function poolStatementsOf<T>(
     pool.query = original;
   }
 }
+
+/** A node of `EXPLAIN (ANALYZE, FORMAT JSON)`: the fields the tests read. */
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  Plans?: PlanNode[];
+}
+
+/** Every node of a plan, depth first. */
+const planNodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(planNodes)];
 
 /** The repositories on a testing module of their own (test/support/nest-testing.ts): no HTTP, no service. */
 describe('repositories against PostgreSQL', () => {
@@ -185,6 +201,65 @@ describe('repositories against PostgreSQL', () => {
       const eligible = await roles.eligiblePage(filter);
       expect(eligible.total).toBe(2);
       expect(eligible.items.map((row) => row.username)).toEqual(['bob']);
+    });
+
+    it('reads the first page of a big module from an index in its order, and its total without counting', async () => {
+      const module = await makeModule(dataSource);
+      const other = await makeModule(dataSource);
+      // 3 000 members, and as many users in another module who sort among them.
+      await dataSource.query(
+        `INSERT INTO users (username, email)
+         SELECT 'member' || lpad(i::text, 5, '0'), 'member' || i || '@x.test' FROM generate_series(1, 6000) i`,
+      );
+      await dataSource.query(
+        `INSERT INTO user_module_roles (user_id, module_id, role)
+         SELECT id, CASE WHEN id % 2 = 0 THEN $1::bigint ELSE $2::bigint END,
+                CASE WHEN id % 100 = 0 THEN 'Tutor'::module_role ELSE 'Student' END
+         FROM users WHERE username LIKE 'member%'`,
+        [module.id, other.id],
+      );
+      await dataSource.query(`ANALYZE users, user_module_roles, module_member_counts`);
+      const roles = get(MemberListsRepository);
+      const members = await dataSource.query<{ id: number; username: string; role: ModuleRole }[]>(
+        `SELECT u.id, u.username, r.role FROM user_module_roles r JOIN users u ON u.id = r.user_id
+         WHERE r.module_id = $1 ORDER BY lower(u.username), u.id`,
+        [module.id],
+      );
+      for (const role of [undefined, ModuleRole.Student]) {
+        const filter = { moduleId: String(module.id), role, sort: [], paging: toPaging(1, 50) };
+        const expected = members.filter((member) => role === undefined || member.role === role);
+        const page = await roles.personnelPage(filter);
+        expect(page.total).toBe(expected.length);
+        expect(page.items.map((row) => row.username)).toEqual(
+          expected.slice(0, 50).map((member) => member.username),
+        );
+        const { sql, params } = personnelListQuery(filter);
+        const nodes = planNodes(
+          (
+            await dataSource.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
+              `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
+              params,
+            )
+          )[0]['QUERY PLAN'][0].Plan,
+        );
+        // No sort, no count: the role rows read are the page's own, from one index.
+        expect(nodes.some((node) => /Sort/.test(node['Node Type']))).toBe(false);
+        const roleRows = nodes.filter((node) => node['Relation Name'] === 'user_module_roles');
+        expect(roleRows.map((node) => node['Index Name'])).toEqual([
+          role ? 'ix_user_module_roles_module_role' : 'ix_user_module_roles_module_username',
+        ]);
+        expect(roleRows[0]['Actual Rows'] * roleRows[0]['Actual Loops']).toBeLessThanOrEqual(51);
+        expect(nodes.some((node) => node['Relation Name'] === 'module_member_counts')).toBe(true);
+      }
+      // A rename moves the member to its new place, and the page reads the same rows.
+      const last = members[members.length - 1];
+      await dataSource.query(`UPDATE users SET username = 'Aaa' WHERE id = $1`, [last.id]);
+      const renamed = await roles.personnelPage({
+        moduleId: String(module.id),
+        sort: [],
+        paging: toPaging(1, 2),
+      });
+      expect(renamed.items.map((row) => row.username)).toEqual(['Aaa', members[0].username]);
     });
   });
 

@@ -201,6 +201,10 @@ export const EXAMPLES = {
     personnelPage: [
       { label: 'No filter', args: [{ moduleId: '201', sort: [], paging: PAGING }] },
       {
+        label: 'One role (the student roster)',
+        args: [{ moduleId: '201', role: 'Student', sort: [], paging: PAGING }],
+      },
+      {
         label: 'One effective status',
         args: [{ moduleId: '201', status: 'completed', sort: [], paging: PAGING }],
       },

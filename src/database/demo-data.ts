@@ -219,7 +219,9 @@ export async function seedDemoData(dataSource: DataSource, options: DemoOptions)
     await manager.query(`SET LOCAL statement_timeout = 0`);
     // Role rows are built by joining the parent tables in this transaction, so their foreign keys hold by
     // construction; a superuser skips the per-row checks (a trigger each, most of the time at scale 50).
-    // Only around the role inserts: user_module_roles has no trigger of its own that this would skip.
+    // Only around the role inserts. That skips user_module_roles' own triggers too (migration MemberListsAtScale),
+    // so the inserts write each row's `username_key` themselves and the modules' `module_member_counts` are
+    // counted afresh after them (with the triggers on, the triggers write the same).
     const [{ superuser }] = await manager.query<{ superuser: boolean }[]>(
       `SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user`,
     );
@@ -247,7 +249,8 @@ export async function seedDemoData(dataSource: DataSource, options: DemoOptions)
     // Number → id maps for the role statements, through the unique indexes.
     await manager.query(
       `CREATE TEMP TABLE demo_people ON COMMIT DROP AS
-       SELECT p.n, p.kind, p.k, u.id FROM (${PEOPLE_SQL}) p JOIN users u ON lower(u.username) = lower(p.username)`,
+       SELECT p.n, p.kind, p.k, u.id, lower(u.username) AS username_key
+       FROM (${PEOPLE_SQL}) p JOIN users u ON lower(u.username) = lower(p.username)`,
       peopleParams,
     );
     await manager.query(
@@ -264,8 +267,8 @@ export async function seedDemoData(dataSource: DataSource, options: DemoOptions)
     // A lecturer of the module's department; an assistant lecturer on even modules; a tutor on two in three.
     const staff = await countInserted(
       manager,
-      `INSERT INTO user_module_roles (user_id, module_id, role)
-       SELECT p.id, m.id, s.kind::module_role
+      `INSERT INTO user_module_roles (user_id, module_id, role, username_key)
+       SELECT p.id, m.id, s.kind::module_role, p.username_key
        FROM demo_modules m
        CROSS JOIN LATERAL (VALUES
          ('Lecturer', m.dept + 20 * ((m.g / 20 * 7) % ($1::int / 20))),
@@ -280,8 +283,8 @@ export async function seedDemoData(dataSource: DataSource, options: DemoOptions)
     // because the stride is a prime that does not divide the module count.
     const students = await countInserted(
       manager,
-      `INSERT INTO user_module_roles (user_id, module_id, role)
-       SELECT p.id, m.id, 'Student'
+      `INSERT INTO user_module_roles (user_id, module_id, role, username_key)
+       SELECT p.id, m.id, 'Student', p.username_key
        FROM demo_people p
        CROSS JOIN LATERAL generate_series(0, CASE WHEN p.k % 500 = 0 THEN 19 ELSE 2 + p.k % 8 END) j
        JOIN demo_modules m ON m.g = (p.k::bigint * 7919 + j * 104729) % $1::int
@@ -293,8 +296,8 @@ export async function seedDemoData(dataSource: DataSource, options: DemoOptions)
     // The big introductory cohort on module 0 and a seminar on module 1.
     const extra = await countInserted(
       manager,
-      `INSERT INTO user_module_roles (user_id, module_id, role)
-       SELECT p.id, m.id, 'Student'
+      `INSERT INTO user_module_roles (user_id, module_id, role, username_key)
+       SELECT p.id, m.id, 'Student', p.username_key
        FROM demo_people p
        JOIN demo_modules m ON m.g = CASE WHEN p.k < $1::int THEN 0 ELSE 1 END
        WHERE p.kind = 'Student' AND p.k < $1::int + $2::int
@@ -302,6 +305,13 @@ export async function seedDemoData(dataSource: DataSource, options: DemoOptions)
       [size.cohort, size.seminar],
     );
     await skipForeignKeyChecks(false);
+    await manager.query(
+      `INSERT INTO module_member_counts AS c (module_id, role, members)
+       SELECT r.module_id, r.role, count(*) FROM user_module_roles r
+       WHERE r.module_id IN (SELECT id FROM demo_modules)
+       GROUP BY r.module_id, r.role ORDER BY r.module_id, r.role
+       ON CONFLICT (module_id, role) DO UPDATE SET members = EXCLUDED.members`,
+    );
     return { users, modules, roles: staff + students + extra };
   });
   progress(0.9, 'avatars');

@@ -19,8 +19,14 @@ import {
   whereClause,
 } from '../../database/sql.js';
 import { type UserSummarySource } from '../../users/user.mapper.js';
+import { USER_SEARCH_TEXT } from '../../users/user-list.repository.js';
 import { USER_SUMMARY_COLUMNS } from '../../users/users.repository.js';
-import { DEFAULT_USER_SORT, type ModuleUserListFilter, type PersonnelFilter } from './member-list-params.js';
+import {
+  DEFAULT_USER_SORT,
+  type ModuleUserListFilter,
+  type PersonnelFilter,
+  USER_SORT_FIELDS,
+} from './member-list-params.js';
 import { type ModuleRole } from '../modules/module-role.js';
 import { effectiveStatusOf } from '../modules/effective-status.js';
 import { type MembershipSource } from './membership-status.js';
@@ -31,10 +37,18 @@ import { UserModuleRole } from './user-module-role.entity.js';
  * member-list-params.ts, values are parameters). docs/sql/member-lists.repository.md shows every statement.
  */
 
+/**
+ * A text filter of the module's user lists: the username or the email contains it, case-insensitively
+ * (`lower(col) LIKE lower(pattern)`, ILIKE's answers), narrowed first by the users' trigram index
+ * (`USER_SEARCH_TEXT`, as the user list), so a rare text reads its few users instead of every user.
+ */
 function userTextCondition(params: SqlParams, text: string | undefined): string[] {
   if (!text) return [];
-  const pattern = params.add(containsPattern(text));
-  return [`(u.username ILIKE ${pattern} OR u.email ILIKE ${pattern})`];
+  const pattern = `lower(${params.add(containsPattern(text))})`;
+  return [
+    `${USER_SEARCH_TEXT} LIKE ${pattern}`,
+    `(lower(u.username) LIKE ${pattern} OR lower(u.email) LIKE ${pattern})`,
+  ];
 }
 
 /** The user lists' order: the requested keys or `username`, then the id. */
@@ -42,32 +56,68 @@ function userOrder(sort: readonly SortKey[]): string {
   return orderByClause(sort.length > 0 ? sort : DEFAULT_USER_SORT, 'u.id');
 }
 
-/** The personnel filters over `user_module_roles r JOIN users u`: the module, the role, the status, the text. */
-function personnelConditions(params: SqlParams, filter: PersonnelFilter): string[] {
-  const conditions = [`r.module_id = ${params.add(filter.moduleId)}`];
-  if (filter.role) conditions.push(`r.role = ${params.add(filter.role)}`);
+/**
+ * The personnel lists' order, over the role rows where it can be: `username` is the row's `username_key`
+ * (`lower(username)` of its user, kept by triggers: migration MemberListsAtScale) and the id its `user_id`, so
+ * the default order is that of the indexes on (module_id, username_key, user_id) and (module_id, role,
+ * username_key, user_id) and a page reads its own rows only.
+ */
+function personnelOrder(sort: readonly SortKey[]): string {
+  const keys = (sort.length > 0 ? sort : DEFAULT_USER_SORT).map((key) =>
+    key.column === USER_SORT_FIELDS.username ? { ...key, column: 'r.username_key' } : key,
+  );
+  return orderByClause(keys, 'r.user_id');
+}
+
+/**
+ * The personnel filters over `user_module_roles r` (`JOIN users u` for the text): the module, the role, the
+ * status, the text; and the placeholders of the module and the role.
+ */
+function personnelConditions(
+  params: SqlParams,
+  filter: PersonnelFilter,
+): { conditions: string[]; moduleId: string; role?: string } {
+  const moduleId = params.add(filter.moduleId);
+  const conditions = [`r.module_id = ${moduleId}`];
+  const role = filter.role ? params.add(filter.role) : undefined;
+  if (role) conditions.push(`r.role = ${role}`);
   if (filter.status) conditions.push(`${effectiveStatusOf('r')} = ${params.add(filter.status)}`);
   conditions.push(...userTextCondition(params, filter.query));
-  return conditions;
+  return { conditions, moduleId, role };
 }
 
 /** A membership's lifecycle columns (docs/api.md §15), aliased to MembershipSource's names. */
 const MEMBERSHIP_COLUMNS = `r.status AS "memberStatus", r.starts_at AS "startsAt", r.ends_at AS "endsAt",
          ${effectiveStatusOf('r')} AS "effectiveStatus"`;
 
-/** Role holders of a module (optionally one role, one effective status), as User summaries plus the membership. */
+/** The personnel lists' rows: the role rows with their users. */
+const PERSONNEL_FROM = 'FROM user_module_roles r JOIN users u ON u.id = r.user_id';
+
+/**
+ * Role holders of a module (optionally one role, one effective status), as User summaries plus the membership:
+ * one page and the total in one statement, as `pageWithTotal` builds it. Without a status or a text the total is
+ * read from `module_member_counts` (one row per role); with a status only it counts the role rows alone (every
+ * role row has its user: the foreign key); with a text, the rows joined to their users.
+ */
 export function personnelListQuery(
   filter: ModuleUserListFilter & Pick<PersonnelFilter, 'role' | 'status'>,
 ): SqlQuery {
   const params = new SqlParams();
-  const sql = pageWithTotal(
-    params,
-    'FROM user_module_roles r JOIN users u ON u.id = r.user_id',
-    whereClause(personnelConditions(params, filter)),
-    `${USER_SUMMARY_COLUMNS}, r.role, ${MEMBERSHIP_COLUMNS}`,
-    userOrder(filter.sort),
-    filter.paging,
-  );
+  const { conditions, moduleId, role } = personnelConditions(params, filter);
+  const where = whereClause(conditions);
+  const kept = [`c.module_id = ${moduleId}`, ...(role ? [`c.role = ${role}`] : [])];
+  let total = `SELECT coalesce(sum(c.members), 0) AS n FROM module_member_counts c ${whereClause(kept)}`;
+  if (filter.query) total = `SELECT count(*) AS n ${PERSONNEL_FROM} ${where}`;
+  else if (filter.status) total = `SELECT count(*) AS n FROM user_module_roles r ${where}`;
+  const sql = `SELECT total.n AS total, page.*
+  FROM (${total}) total
+  LEFT JOIN LATERAL (
+    SELECT ${USER_SUMMARY_COLUMNS}, r.role, ${MEMBERSHIP_COLUMNS}
+    ${PERSONNEL_FROM}
+    ${where}
+    ORDER BY ${personnelOrder(filter.sort)}
+    LIMIT ${params.add(filter.paging.perPage)} OFFSET ${params.add(filter.paging.offset)}
+  ) page ON true`;
   return { sql, params: params.values };
 }
 
@@ -77,8 +127,8 @@ export function personnelExportQuery(filter: PersonnelFilter): SqlQuery {
   const sql = `SELECT u.id AS user_id, u.username, u.email, r.role, r.status,
          ${isoTimestampText('r.starts_at')} AS starts_at, ${isoTimestampText('r.ends_at')} AS ends_at,
          ${effectiveStatusOf('r')} AS effective_status
-       FROM user_module_roles r JOIN users u ON u.id = r.user_id
-       ${whereClause(personnelConditions(params, filter))} ORDER BY ${userOrder(filter.sort)}`;
+       ${PERSONNEL_FROM}
+       ${whereClause(personnelConditions(params, filter).conditions)} ORDER BY ${personnelOrder(filter.sort)}`;
   return { sql, params: params.values };
 }
 

@@ -19,12 +19,14 @@ const REPORTED_STATUSES = ['active', 'upcoming', 'completed', 'inactive'];
 
 /**
  * One user's one role in one module. The primary key (user_id, module_id) serves "modules of a user";
- * the role index serves "people of a module, by role". The lifecycle's indexes (a covering one for the member's
+ * the role index serves "people of a module, by role", and with the username index the people lists' default
+ * order (migration MemberListsAtScale). The lifecycle's indexes (a covering one for the member's
  * own reads, partial ones for the time sweep) are created by migration MembershipLifecycle: the schema builder
  * cannot express INCLUDE or a predicate.
  */
 @Entity({ name: 'user_module_roles' })
-@Index('ix_user_module_roles_module_role', ['moduleId', 'role'])
+@Index('ix_user_module_roles_module_role', ['moduleId', 'role', 'usernameKey', 'userId'])
+@Index('ix_user_module_roles_module_username', ['moduleId', 'usernameKey', 'userId'])
 @Index('ix_user_module_roles_member', { synchronize: false })
 @Index('ix_user_module_roles_opening', { synchronize: false })
 @Index('ix_user_module_roles_closing', { synchronize: false })
@@ -52,6 +54,13 @@ export class UserModuleRole {
 
   @Column({ name: 'ends_at', type: 'timestamptz', precision: 3, nullable: true })
   endsAt!: Date | null;
+
+  /**
+   * `lower(username)` of the row's user, the people lists' default order: set by triggers on this table and on
+   * `users` (migration MemberListsAtScale), never by the service.
+   */
+  @Column({ name: 'username_key', type: 'text', select: false, insert: false, update: false })
+  usernameKey!: string;
 
   /** Set by a trigger and by the time sweep (membership-sweep.ts), never by the service's writes. */
   @Column({

@@ -183,6 +183,55 @@ export function personnelTests({ app, api }: UsedTestApp): void {
       expect((await get('?page=9')).body.data).toEqual({ users: [], page: 9, per_page: 20, total: 4 });
       expect((await get('?per_page=1.0')).body).toEqual(failure('per_page must be an integer'));
     });
+
+    it("follows a user's rename in its order, however the username was changed", async () => {
+      const order = async (query = '') => ids((await get(query)).body.data.users);
+      const rename = async (user: UserRow, username: string) =>
+        expect(
+          (await api.put(`/api/users/${user.id}`, { token: adminToken, body: { username } })).status,
+        ).toBe(200);
+      await rename(tutor, 'aaron');
+      expect(await order()).toEqual(ids([tutor, assistant, lecturer, student]));
+      // Not through the service: the database keeps the order by itself.
+      await app.dataSource.query(`UPDATE users SET username = 'Zed' WHERE id = $1`, [assistant.id]);
+      expect(await order()).toEqual(ids([tutor, lecturer, student, assistant]));
+      expect(await order('?sort=-username')).toEqual(ids([assistant, student, lecturer, tutor]));
+      expect(await order('?role=assistant_lecturer&query=ZED')).toEqual(ids([assistant]));
+      // A change of case alone keeps the place (usernames sort case-insensitively) and shows the new spelling.
+      await rename(tutor, 'AARON');
+      expect((await get('?per_page=1')).body.data.users).toEqual([
+        { ...member(tutor, ModuleRole.Tutor), username: 'AARON', updated_at: expect.any(String) },
+      ]);
+    });
+
+    it('keeps its totals through every write of the role rows', async () => {
+      const totals = async () => [
+        (await get()).body.data.total,
+        (await get('?role=student')).body.data.total,
+        (await get('?role=tutor')).body.data.total,
+      ];
+      expect(await totals()).toEqual([4, 1, 1]);
+      const extra = await makeUser(app.dataSource);
+      await api.post(path(), {
+        token: adminToken,
+        body: { user_ids: [outsider.id, extra.id], role: 'Student' },
+      });
+      expect(await totals()).toEqual([6, 3, 1]);
+      // A role changed in place moves one member from one count to the other.
+      await api.post(path(), { token: adminToken, body: { user_ids: [student.id], role: 'Tutor' } });
+      expect(await totals()).toEqual([6, 2, 2]);
+      await api.delete(path(), { token: adminToken, body: { user_ids: [tutor.id], role: 'Tutor' } });
+      expect(await totals()).toEqual([5, 2, 1]);
+      expect((await api.delete(`/api/users/${extra.id}`, { token: adminToken })).status).toBe(200);
+      expect(await totals()).toEqual([4, 1, 1]);
+      // A status filter counts; it agrees.
+      expect((await get('?status=active')).body.data.total).toBe(4);
+      const [{ n }] = await app.dataSource.query<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM user_module_roles WHERE module_id = $1`,
+        [module.id],
+      );
+      expect(n).toBe(4);
+    });
   });
 
   describe('GET …/personnel/eligible', () => {
