@@ -1,15 +1,14 @@
 import { JwtService } from '@nestjs/jwt';
-import { DataSource, Repository } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { type AppConfig } from '../config/app-config.js';
 import { type Transaction } from '../database/transactions.js';
 import { Metrics } from '../observability/metrics.js';
 import {
   DEFAULT_CONFIG,
-  FakeAudit,
-  FakeChangeEvents,
-  FakeTransactions,
+  fakeWritePath,
   NO_DATABASE,
+  unconnectedRepository,
   STORED_AT,
   storedUser,
   FakeAccessCache,
@@ -41,7 +40,7 @@ class FakeUsers extends UsersRepository {
   deletedBeforeUpdate = false;
 
   constructor(readonly rows: User[]) {
-    super(new Repository(UserEntity, NO_DATABASE.manager), DEFAULT_CONFIG);
+    super(unconnectedRepository(UserEntity), DEFAULT_CONFIG);
   }
 
   override findByUsername(username: string): Promise<User | null> {
@@ -129,21 +128,11 @@ function setup(config: Pick<AppConfig, 'oidc' | 'passwordLogin'> = { oidc: undef
   const tokens = new FakeTokens();
   const throttle = new MemoryLoginThrottle();
   const access = new FakeAccessCache();
-  const transactions = new FakeTransactions(TRANSACTION);
-  const audit = new FakeAudit();
+  const { transactions, audit, events } = fakeWritePath(TRANSACTION);
   const metrics = new FakeMetrics();
-  const changeEvents = new FakeChangeEvents();
-  const deps = { users, hasher, tokens, throttle, access, transactions, audit, metrics, changeEvents };
+  const deps = { users, hasher, tokens, throttle, access, transactions, audit, metrics, events };
   // The writer is the real one on the same fakes: a password change is its transaction, audit and event.
-  const writer = new UsersService(
-    users,
-    hasher,
-    access,
-    unusedFileStorage(),
-    transactions,
-    audit,
-    changeEvents,
-  );
+  const writer = new UsersService(users, hasher, access, unusedFileStorage(), transactions, audit, events);
   const service = new AuthService(
     users,
     hasher,
@@ -281,7 +270,7 @@ describe(AuthService.name, () => {
     const change = (current: string, next: string) => ({ current_password: current, new_password: next });
 
     it('stores the new hash, audits it and records the change in one transaction, and issues a fresh token', async () => {
-      const { service, users, access, audit, changeEvents, tokens, transactions } = setup();
+      const { service, users, access, audit, events, tokens, transactions } = setup();
       const before = Date.now();
       const session = await service.changePassword(7, change('right-password', 'a-new-password'), CONTEXT);
       expect(transactions.opened).toBe(1);
@@ -301,7 +290,7 @@ describe(AuthService.name, () => {
           entry: { action: 'auth.password_change', targetType: 'user', targetIds: [7] },
         },
       ]);
-      expect(changeEvents.recorded).toEqual([
+      expect(events.recorded).toEqual([
         { transaction: TRANSACTION, events: [{ type: 'user.updated', data: session.user }] },
       ]);
       expect(access.invalidated).toEqual([7]);

@@ -1,4 +1,4 @@
-import { QueryFailedError, Repository } from 'typeorm';
+import { QueryFailedError } from 'typeorm';
 import { type AuthUser } from '../core/decorators.js';
 import { type Page } from '../database/sql.js';
 import { type Transaction } from '../database/transactions.js';
@@ -6,10 +6,8 @@ import { StorageService } from '../storage/storage.service.js';
 import {
   CONTEXT,
   DEFAULT_CONFIG,
-  FakeAudit,
-  FakeChangeEvents,
-  FakeTransactions,
-  NO_DATABASE,
+  fakeWritePath,
+  unconnectedRepository,
   storedUser,
   FakeAccessCache,
   unusedFileStorage,
@@ -49,7 +47,7 @@ class FakeUsers extends UsersRepository {
   deletedBeforeUpdate = false;
 
   constructor(rows: User[]) {
-    super(new Repository(UserEntity, NO_DATABASE.manager), DEFAULT_CONFIG);
+    super(unconnectedRepository(UserEntity), DEFAULT_CONFIG);
     this.rows = rows;
   }
 
@@ -172,9 +170,7 @@ function setUp() {
   const users = new FakeUsers([user(1, 'admin', { admin: true }), user(7, 'Jane', { givenName: 'Jane' })]);
   const access = new FakeAccessCache();
   const storage = new FakeStorage();
-  const transactions = new FakeTransactions();
-  const audit = new FakeAudit();
-  const events = new FakeChangeEvents();
+  const { transactions, audit, events } = fakeWritePath();
   const service = new UsersService(users, hasher, access, storage, transactions, audit, events);
   return { service, users, access, storage, transactions, audit, events };
 }
