@@ -60,6 +60,17 @@ function eventParts(variant, type, dataSql, from) {
   };
 }
 
+/** The `module.members_changed` of new members, built from the written role rows `w` (module $1). */
+const membersAdded = (variant) =>
+  eventParts(
+    variant,
+    'module.members_changed',
+    `jsonb_build_object('module_id', $1::bigint, 'added',
+       (SELECT jsonb_agg(jsonb_build_object('user_id', w.user_id, 'role', w.role) ORDER BY w.user_id) FROM w),
+       'removed', '[]'::jsonb, 'changed', '[]'::jsonb)`,
+    '',
+  );
+
 async function audit(client, actorId, action, targetType, targetIds, summary) {
   await client.query(
     `INSERT INTO audit_events (actor_id, action, target_type, target_ids, summary, request_id, client_ip)
@@ -89,14 +100,7 @@ const bare = {
   async assign(client, { actorId, moduleId, userIds, role = 'Student' }, variant) {
     await client.query('BEGIN');
     await client.query('SELECT 1 FROM modules WHERE id = $1 FOR SHARE', [moduleId]);
-    const ev = eventParts(
-      variant,
-      'module.members_changed',
-      `jsonb_build_object('module_id', $1::bigint, 'added',
-         (SELECT jsonb_agg(jsonb_build_object('user_id', w.user_id, 'role', w.role) ORDER BY w.user_id) FROM w),
-         'removed', '[]'::jsonb, 'changed', '[]'::jsonb)`,
-      '',
-    );
+    const ev = membersAdded(variant);
     await client.query(
       `WITH w AS (INSERT INTO user_module_roles (user_id, module_id, role)
                   SELECT u, $1, $3::module_role FROM unnest($2::bigint[]) u
@@ -138,14 +142,7 @@ const bare = {
             cte: `, ev AS (INSERT INTO change_events (type, data) VALUES ('module.members_changed', $4::jsonb))`,
             notify: NOTIFY,
           }
-        : eventParts(
-            variant,
-            'module.members_changed',
-            `jsonb_build_object('module_id', $1::bigint, 'added',
-               (SELECT jsonb_agg(jsonb_build_object('user_id', w.user_id, 'role', w.role) ORDER BY w.user_id) FROM w),
-               'removed', '[]'::jsonb, 'changed', '[]'::jsonb)`,
-            '',
-          );
+        : membersAdded(variant);
     const params = [moduleId, userIds, roles];
     if (variant === 'json-node')
       params.push(
