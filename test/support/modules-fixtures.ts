@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
-import path from 'node:path';
 import { type DataSource } from 'typeorm';
 import { ModuleRole } from '../../src/course-modules/modules/module-role.js';
 import { StorageService } from '../../src/storage/storage.service.js';
 import { type TestApp } from './app.js';
 import { assignRole, makeModule, makeUser, type ModuleRow, tokenFor, type UserRow } from './factories.js';
+import { filesUnder, userJson } from './users-helpers.js';
 
-// What a test of modules builds its rows with, from here too: the factories and the role names. A part then
-// imports its fixtures, factories and expected answers from this one module.
-export { assignRole, makeModule, makeUser, ModuleRole, type ModuleRow, tokenFor, type UserRow };
+// What a test of modules builds its rows with, from here too: the factories and the role names, and the User
+// summary it compares. A part then imports its fixtures, factories and expected answers from this one module.
+export { assignRole, makeModule, makeUser, ModuleRole, type ModuleRow, tokenFor, type UserRow, userJson };
 
 /** The Module of the contract as the API must show a stored row. */
 export function moduleJson(row: ModuleRow) {
@@ -21,23 +20,6 @@ export function moduleJson(row: ModuleRow) {
     credits: row.credits,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
-  };
-}
-
-/** The User summary of the contract as the API must show a stored user without an avatar. */
-export function userJson(row: UserRow) {
-  return {
-    id: Number(row.id),
-    username: row.username,
-    email: row.email,
-    given_name: null,
-    family_name: null,
-    display_name: null,
-    active: true,
-    admin: row.admin,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    avatar_url: null,
   };
 }
 
@@ -115,17 +97,7 @@ export async function populatedModule<Role extends ModuleRole>(
 
 /** Every file under the storage root, as keys (`modules/12/…`), temporary files excluded. */
 export async function storedFiles(storageDir: string): Promise<string[]> {
-  try {
-    const entries = await readdir(storageDir, { recursive: true, withFileTypes: true });
-    return entries
-      .filter((entry) => entry.isFile())
-      .map((entry) => path.relative(storageDir, path.join(entry.parentPath, entry.name)))
-      .filter((key) => !key.startsWith('.tmp'))
-      .sort();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
+  return (await filesUnder(storageDir)).filter((key) => !key.startsWith('.tmp'));
 }
 
 /** How many rows of each table belong to the module. */

@@ -2,7 +2,14 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tokenFor } from '../../support/factories.js';
-import { abortedUpload, eventually, image, upload, uploadFile } from '../../support/users-helpers.js';
+import {
+  abortedUpload,
+  accountJson,
+  eventually,
+  image,
+  upload,
+  uploadFile,
+} from '../../support/users-helpers.js';
 import { waitFor } from '../../support/wait-for.js';
 import { type AvatarContext, TWO_MIB } from './context.js';
 
@@ -33,18 +40,9 @@ export function avatarUploadTests(ctx: AvatarContext): void {
         success: true,
         message: 'Avatar uploaded successfully',
         data: {
-          id: Number(given.user.id),
-          username: given.user.username,
-          email: given.user.email,
-          given_name: null,
-          family_name: null,
-          display_name: null,
-          active: true,
-          admin: false,
-          created_at: given.user.created_at.toISOString(),
+          ...accountJson(given.user),
           updated_at: expect.any(String),
           avatar_url: `/api/users/${given.user.id}/avatar`,
-          external_id: null,
         },
       });
       expect(Date.parse(res.body.data.updated_at)).toBeGreaterThan(given.user.updated_at.getTime());

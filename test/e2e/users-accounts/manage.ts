@@ -3,7 +3,7 @@ import { ModuleRole } from '../../../src/course-modules/modules/module-role.js';
 import { type UsedTestApp } from '../../support/app.js';
 import { assignRole, makeModule, makeUser, tokenFor, type UserRow } from '../../support/factories.js';
 import { freshAdmin } from '../../support/fresh-admin.js';
-import { nextSecond } from '../../support/users-helpers.js';
+import { accountJson, nextSecond } from '../../support/users-helpers.js';
 
 const PERMISSION_DENIED = 'You do not have permission to perform this action';
 
@@ -63,20 +63,7 @@ export function manageTests({ app, api }: UsedTestApp): void {
       expect(res.body).toEqual({
         success: true,
         message: 'User retrieved successfully',
-        data: {
-          id: Number(user.id),
-          username: 'jsmith',
-          email: 'jsmith@example.edu',
-          given_name: null,
-          family_name: null,
-          display_name: null,
-          active: true,
-          admin: false,
-          created_at: user.created_at.toISOString(),
-          updated_at: user.updated_at.toISOString(),
-          avatar_url: null,
-          external_id: null,
-        },
+        data: accountJson(user),
       });
     });
 

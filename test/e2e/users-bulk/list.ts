@@ -2,6 +2,7 @@
 import { type UsedTestApp } from '../../support/app.js';
 import { makeUser, tokenFor, type UserRow } from '../../support/factories.js';
 import { freshAdmin } from '../../support/fresh-admin.js';
+import { accountJson } from '../../support/users-helpers.js';
 
 export function usersList({ app, api }: UsedTestApp): void {
   let admin: UserRow;
@@ -48,36 +49,7 @@ export function usersList({ app, api }: UsedTestApp): void {
         page: 1,
         per_page: 20,
         total: 2,
-        users: [
-          {
-            id: Number(admin.id),
-            username: 'root',
-            email: 'root@example.edu',
-            given_name: null,
-            family_name: null,
-            display_name: null,
-            active: true,
-            admin: true,
-            created_at: admin.created_at.toISOString(),
-            updated_at: admin.updated_at.toISOString(),
-            avatar_url: null,
-            external_id: null,
-          },
-          {
-            id: Number(bob.id),
-            username: 'bob',
-            email: 'bob@example.edu',
-            given_name: null,
-            family_name: null,
-            display_name: null,
-            active: true,
-            admin: false,
-            created_at: bob.created_at.toISOString(),
-            updated_at: bob.updated_at.toISOString(),
-            avatar_url: null,
-            external_id: null,
-          },
-        ],
+        users: [accountJson(admin), accountJson(bob)],
       },
     });
     expect(JSON.stringify(res.body)).not.toMatch(/password|argon2/);
