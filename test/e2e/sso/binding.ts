@@ -1,6 +1,6 @@
 // Part of test/sso.e2e-spec.ts: binding a user to the IdP's (iss, sub), and administrators reached only through it.
 import { makeUser, tokenFor } from '../../support/factories.js';
-import { bindingOf, bindUser, INVALID, NO_ACCOUNT, type SsoContext } from './context.js';
+import { bindingOf, bindUser, expectNoAccount, INVALID, type SsoContext } from './context.js';
 
 export function bindingTests(ctx: SsoContext): void {
   const { app, api, idp } = ctx;
@@ -25,10 +25,7 @@ export function bindingTests(ctx: SsoContext): void {
         sub: 'subject-of-someone-else',
         email: 'new.anna@example.edu',
       });
-      expect(await api.get('/api/auth/me', { token: impostor })).toMatchObject({
-        status: 403,
-        body: NO_ACCOUNT,
-      });
+      await expectNoAccount(api, impostor);
       expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM users`)).toEqual([{ n: 1 }]);
       expect(await bindingOf(app, anna.id)).toEqual({
         sso_issuer: idp.issuer,
@@ -103,10 +100,7 @@ export function bindingTests(ctx: SsoContext): void {
         sub: 'subject-of-another',
         email: 'fresh.face@example.edu',
       });
-      expect(await api.get('/api/auth/me', { token: other })).toMatchObject({
-        status: 403,
-        body: NO_ACCOUNT,
-      });
+      await expectNoAccount(api, other);
     });
 
     it('DELETE /api/users/{user_id}/sso-binding clears it (admin, audited); the next token binds again', async () => {
@@ -166,7 +160,7 @@ export function bindingTests(ctx: SsoContext): void {
           sub: `subject-of-an-attacker-${name}`,
           email: 'attacker@example.edu',
         });
-        expect(await api.get('/api/auth/me', { token })).toMatchObject({ status: 403, body: NO_ACCOUNT });
+        await expectNoAccount(api, token);
       }
       expect(await bindingOf(app, admin.id)).toEqual({ sso_issuer: null, sso_subject: null });
       // OIDC_CREATE_USERS is on here: still nobody created.
@@ -180,10 +174,7 @@ export function bindingTests(ctx: SsoContext): void {
       const own = await idp.accessToken({ preferred_username: 'head.renamed', sub: 'subject-of-head' });
       expect((await api.get('/api/users', { token: own })).status).toBe(200);
       const other = await idp.accessToken({ preferred_username: 'head', sub: 'subject-of-someone' });
-      expect(await api.get('/api/auth/me', { token: other })).toMatchObject({
-        status: 403,
-        body: NO_ACCOUNT,
-      });
+      await expectNoAccount(api, other);
     });
 
     it('keeps the binding of a user promoted to admin after binding', async () => {

@@ -2,7 +2,7 @@
 import { makeUser, tokenFor } from '../../support/factories.js';
 import { useTestIdpAndApp } from '../../support/oidc-settings.js';
 import { eventually } from '../../support/users-helpers.js';
-import { bindingOf, bindUser, INVALID, NO_ACCOUNT } from './context.js';
+import { bindingOf, bindUser, expectNoAccount, INVALID, NO_ACCOUNT } from './context.js';
 
 export function externalIdClaim(): void {
   const { idp, app, api } = useTestIdpAndApp({ externalIdClaim: 'oid', createUsers: true });
@@ -50,10 +50,7 @@ export function externalIdClaim(): void {
       email: 'mallory@example.edu',
       oid: 'oid-of-chief',
     });
-    expect(await api.get('/api/auth/me', { token: stranger })).toMatchObject({
-      status: 403,
-      body: NO_ACCOUNT,
-    });
+    await expectNoAccount(api, stranger);
     expect(await bindingOf(app, admin.id)).toMatchObject({ sso_subject: null });
     expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM users`)).toEqual([{ n: 1 }]);
 
@@ -69,7 +66,7 @@ export function externalIdClaim(): void {
       sub: 'sub-of-mallory',
       oid: 'oid-of-chief',
     });
-    expect(await api.get('/api/auth/me', { token: again })).toMatchObject({ status: 403, body: NO_ACCOUNT });
+    await expectNoAccount(api, again);
   });
 
   it('stops reaching a user matched by the claim once the user is made an admin (within the user cache bound)', async () => {

@@ -1,6 +1,6 @@
 // Part of test/sso.e2e-spec.ts: linking an administrator to their identity at the IdP.
 import { DEFAULT_PASSWORD, makeUser, tokenFor } from '../../support/factories.js';
-import { bindingOf, bindUser, INVALID, NO_ACCOUNT, type SsoContext } from './context.js';
+import { bindingOf, bindUser, expectNoAccount, INVALID, NO_ACCOUNT, type SsoContext } from './context.js';
 
 export function linkingTests(ctx: SsoContext): void {
   const { app, api, idp } = ctx;
@@ -16,10 +16,7 @@ export function linkingTests(ctx: SsoContext): void {
       });
       const session = login.body.data.token as string;
       const idpToken = await idp.accessToken({ preferred_username: 'root.at.idp', sub: 'subject-of-root' });
-      expect(await api.get('/api/auth/me', { token: idpToken })).toMatchObject({
-        status: 403,
-        body: NO_ACCOUNT,
-      });
+      await expectNoAccount(api, idpToken);
 
       const res = await api.post('/api/auth/sso-binding', { token: session, body: { token: idpToken } });
       expect(res.status).toBe(200);
