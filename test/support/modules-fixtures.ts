@@ -3,12 +3,16 @@ import { type DataSource } from 'typeorm';
 import { ModuleRole } from '../../src/course-modules/modules/module-role.js';
 import { StorageService } from '../../src/storage/storage.service.js';
 import { type TestApp } from './app.js';
-import { assignRole, makeModule, makeUser, type ModuleRow, tokenFor, type UserRow } from './factories.js';
+import { assignRole, makeModule, makeUser, type ModuleRow, type UserRow } from './factories.js';
 import { filesUnder, userJson } from './users-helpers.js';
 
-// What a test of modules builds its rows with, from here too: the factories and the role names, and the User
-// summary it compares. A part then imports its fixtures, factories and expected answers from this one module.
-export { assignRole, makeModule, makeUser, ModuleRole, type ModuleRow, tokenFor, type UserRow, userJson };
+// What a test of modules builds its rows with, from here too: the factories and the role names, the User summary
+// and the error envelope it compares. A part then imports its fixtures, factories and expected answers from this
+// one module.
+export { assignRole, makeModule, makeUser, type ModuleRow, tokenFor, type UserRow } from './factories.js';
+export { failure } from './http.js';
+export { userJson } from './users-helpers.js';
+export { ModuleRole };
 
 /** The Module of the contract as the API must show a stored row. */
 export function moduleJson(row: ModuleRow) {
@@ -140,6 +144,3 @@ export const memberJson = (user: UserRow, role: ModuleRole) => ({
 export const PERMISSION_DENIED = 'You do not have permission to perform this action';
 export const INVALID_SORT = 'Invalid field used for sorting';
 export const INVALID_ROLE = 'role must be one of Lecturer, AssistantLecturer, Tutor, Student';
-
-/** The error envelope of the contract. */
-export const failure = (message: string) => ({ success: false, data: null, message });

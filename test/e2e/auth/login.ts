@@ -4,6 +4,7 @@ import jwt from 'jsonwebtoken';
 import { LoginThrottle } from '../../../src/auth/login-throttle.js';
 import { PasswordHasher } from '../../../src/users/password-hasher.js';
 import { DEFAULT_PASSWORD, makeUser } from '../../support/factories.js';
+import { failure } from '../../support/http.js';
 import { accountJson } from '../../support/users-helpers.js';
 import { type AuthContext } from './context.js';
 
@@ -36,14 +37,14 @@ export function loginTests(ctx: AuthContext): void {
       const unknown = await signIn('nobody', 'not-the-password');
       for (const res of [wrong, unknown]) {
         expect(res.status).toBe(401);
-        expect(res.body).toEqual({ success: false, data: null, message: 'Invalid username or password' });
+        expect(res.body).toEqual(failure('Invalid username or password'));
       }
     });
 
     it('answers a username with a NUL character as a failed login, not a server error', async () => {
       const res = await signIn('jane\u0000doe', DEFAULT_PASSWORD);
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ success: false, data: null, message: 'Invalid username or password' });
+      expect(res.body).toEqual(failure('Invalid username or password'));
     });
 
     it('validates the body', async () => {
@@ -61,11 +62,7 @@ export function loginTests(ctx: AuthContext): void {
       }
       const blocked = await signIn('JANE.DOE', DEFAULT_PASSWORD);
       expect(blocked.status).toBe(429);
-      expect(blocked.body).toEqual({
-        success: false,
-        data: null,
-        message: 'Too many requests, try again later',
-      });
+      expect(blocked.body).toEqual(failure('Too many requests, try again later'));
       // Refused before the body is validated.
       expect((await api.post('/api/auth/login', { body: { username: 'jane.doe' } })).status).toBe(429);
     });
@@ -163,7 +160,7 @@ export function loginTests(ctx: AuthContext): void {
       ]) {
         const res = await signIn(username, password);
         expect(res.status).toBe(401);
-        expect(res.body).toEqual({ success: false, data: null, message: 'Invalid username or password' });
+        expect(res.body).toEqual(failure('Invalid username or password'));
       }
     });
 

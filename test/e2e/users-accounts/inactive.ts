@@ -13,10 +13,11 @@ import {
   type UserRow,
 } from '../../support/factories.js';
 import { freshAdmin } from '../../support/fresh-admin.js';
+import { failure } from '../../support/http.js';
 import { useTestIdpAndApp } from '../../support/oidc-settings.js';
 
-const INVALID_TOKEN = { success: false, data: null, message: 'Invalid or expired token' };
-const INVALID_CREDENTIALS = { success: false, data: null, message: 'Invalid username or password' };
+const INVALID_TOKEN = failure('Invalid or expired token');
+const INVALID_CREDENTIALS = failure('Invalid username or password');
 
 export function inactiveUsers({ app, api }: UsedTestApp): void {
   let admin: UserRow;
@@ -101,11 +102,7 @@ export function inactiveUsers({ app, api }: UsedTestApp): void {
     it('refuses an admin deactivating themself with 403, changing nothing', async () => {
       const res = await deactivate(admin.id);
       expect(res.status).toBe(403);
-      expect(res.body).toEqual({
-        success: false,
-        data: null,
-        message: 'You cannot deactivate your own account',
-      });
+      expect(res.body).toEqual(failure('You cannot deactivate your own account'));
       const [row] = await app.dataSource.query(`SELECT active FROM users WHERE id = $1`, [admin.id]);
       expect(row.active).toBe(true);
       expect(await auditEvents(app.dataSource, 'user.update')).toEqual([]);

@@ -2,6 +2,7 @@
 import { type UsedTestApp } from '../../support/app.js';
 import { makeUser, tokenFor, type UserRow } from '../../support/factories.js';
 import { freshAdmin } from '../../support/fresh-admin.js';
+import { failure } from '../../support/http.js';
 import { accountJson } from '../../support/users-helpers.js';
 
 export function usersList({ app, api }: UsedTestApp): void {
@@ -24,18 +25,10 @@ export function usersList({ app, api }: UsedTestApp): void {
 
   it('returns 401 without a token and 403 for a non-admin', async () => {
     const member = await makeUser(app.dataSource);
-    expect((await api.get('/api/users')).body).toEqual({
-      success: false,
-      data: null,
-      message: 'Authentication required',
-    });
+    expect((await api.get('/api/users')).body).toEqual(failure('Authentication required'));
     const denied = await api.get('/api/users', { token: tokenFor(member) });
     expect(denied.status).toBe(403);
-    expect(denied.body).toEqual({
-      success: false,
-      data: null,
-      message: 'You do not have permission to perform this action',
-    });
+    expect(denied.body).toEqual(failure('You do not have permission to perform this action'));
   });
 
   it('lists users as User summaries in id order with the paging in effect', async () => {
@@ -172,7 +165,7 @@ export function usersList({ app, api }: UsedTestApp): void {
     async (sort) => {
       const res = await list(`?sort=${encodeURIComponent(sort)}`);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ success: false, data: null, message: 'Invalid field used for sorting' });
+      expect(res.body).toEqual(failure('Invalid field used for sorting'));
     },
   );
 
