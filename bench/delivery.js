@@ -8,34 +8,18 @@
 //
 //   node bench/delivery.js                      embedded PostgreSQL in a temporary directory
 //   DATABASE_URL=postgres://… node bench/delivery.js   a database of its own on that server, dropped afterwards
-import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import os from 'node:os';
-import process from 'node:process';
 import { performance } from 'node:perf_hooks';
 import { setTimeout } from 'node:timers';
 import pg from 'pg';
 import { call, database, runWithCleanups, startService, writeResults } from './harness.js';
+import { cpuMillis, loadAverage } from './lib/measure.js';
+import { arg, out } from './lib/options.js';
 
-const arg = (name, fallback) =>
-  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const EVENTS = Number(arg('events', 3000));
 const READS = Number(arg('reads', 15));
 const PER_TRANSACTION = 100;
-const TICKS = 100;
 const cleanups = [];
-const out = (line) => process.stdout.write(`${line}\n`);
-const load = () =>
-  os
-    .loadavg()
-    .map((x) => x.toFixed(2))
-    .join(' ');
-
-async function cpuOf(pid) {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields.length > 12 ? ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS : 0;
-}
 
 async function main() {
   const databaseUrl = await database(cleanups, 'mas_delivery_bench');
@@ -46,7 +30,7 @@ async function main() {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   cleanups.push(() => client.end());
-  out(`load average at start: ${load()}`);
+  out(`load average at start: ${loadAverage()}`);
 
   const seen = new Map();
   let lastFirstArrival = 0;
@@ -78,7 +62,7 @@ async function main() {
       (row) => row.pid,
     );
   const pids = [service.pid, ...(await backends())];
-  const before = await Promise.all(pids.map(cpuOf));
+  const before = await Promise.all(pids.map(cpuMillis));
   const started = performance.now();
   for (let done = 0; done < EVENTS; done += PER_TRANSACTION) {
     await client.query(
@@ -100,7 +84,7 @@ async function main() {
     if (rows[0].n >= EVENTS) break;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  const after = await Promise.all(pids.map(cpuOf));
+  const after = await Promise.all(pids.map(cpuMillis));
   const cpu = after.reduce((sum, value, i) => sum + Math.max(0, value - before[i]), 0);
   const serviceCpu = after[0] - before[0];
   const duplicates = [...seen.values()].reduce((sum, n) => sum + n - 1, 0);
@@ -133,7 +117,7 @@ async function main() {
   const at = (q) => times[Math.min(times.length - 1, Math.floor(q * times.length))].toFixed(1);
   out(`\n## Feed: GET /api/events?limit=1000 (${(bytes / 1024).toFixed(0)} KiB), ${READS} reads`);
   out(`  median ${at(0.5)} ms, p95 ${at(0.95)} ms, best ${times[0].toFixed(1)} ms`);
-  out(`\nload average at end: ${load()}`);
+  out(`\nload average at end: ${loadAverage()}`);
 
   // bench/results/delivery.{json,svg}: each figure against its target (docs/performance.md): at least 1 000
   // events delivered a second from one replica, the 1 000-event feed read under 50 ms (median). A recorded

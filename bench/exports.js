@@ -11,16 +11,13 @@
 //   DATABASE_URL=postgres://… node bench/exports.js   a database of its own on that server, dropped afterwards
 import { spawn, spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import process from 'node:process';
 import pg from 'pg';
 import QueryStream from 'pg-query-stream';
 import { database, runWithCleanups, startService, writeResults } from './harness.js';
-import { peakRssMiB, resetPeakRss } from './lib/measure.js';
+import { arg, out } from './lib/options.js';
+import { loadAverage, peakRssMiB, resetPeakRss } from './lib/measure.js';
 
-const arg = (name, fallback) =>
-  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const SIZES = arg('sizes', '50000,500000').split(',').map(Number);
 const PER_MODULE = 250;
 const USERS = 50_000;
@@ -30,12 +27,6 @@ const PROFILES = [
   ['canvas', '/api/exports/canvas-sis.zip'],
 ];
 const cleanups = [];
-const out = (line) => process.stdout.write(`${line}\n`);
-const load = () =>
-  os
-    .loadavg()
-    .map((x) => x.toFixed(2))
-    .join(' ');
 
 async function rssMiB(pid) {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
@@ -125,7 +116,7 @@ async function main() {
   await client.connect();
   cleanups.push(() => client.end());
   const hasPsql = spawnSync('psql', ['--version']).status === 0;
-  out(`load average at start: ${load()}`);
+  out(`load average at start: ${loadAverage()}`);
 
   let t0 = performance.now();
   await client.query(
@@ -168,7 +159,7 @@ async function main() {
     }
     results.push(entry);
   }
-  out(`\nload average at end: ${load()}`);
+  out(`\nload average at end: ${loadAverage()}`);
 
   const rows = results.flatMap((entry) =>
     PROFILES.map(([profile]) => {
@@ -183,7 +174,7 @@ async function main() {
   );
   await writeResults(
     'exports',
-    { loadAverage: load(), results },
+    { loadAverage: loadAverage(), results },
     rows,
     {
       title: 'LMS export, time to last byte ÷ COPY … TO STDOUT of the same rows',

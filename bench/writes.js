@@ -12,18 +12,14 @@
 //   node bench/writes.js                       embedded PostgreSQL in a temporary directory
 //   DATABASE_URL=postgres://… node bench/writes.js    a database of its own on that server, dropped afterwards
 //   node bench/writes.js --rounds=5 --only=roster,users
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
-import os from 'node:os';
 import process from 'node:process';
-import { URL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { call, database, startService } from './harness.js';
-import { ratioChart } from './report.js';
+import { call, database, runWithCleanups, startService, writeResults } from './harness.js';
+import { cpuMillis, loadAverage } from './lib/measure.js';
+import { arg, out } from './lib/options.js';
 
-const arg = (name, fallback) =>
-  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const ROUNDS = Number(arg('rounds', 3));
 const ONLY = arg('only', '')
   .split(',')
@@ -31,10 +27,8 @@ const ONLY = arg('only', '')
 const BIG = Number(arg('rows', 10_000));
 /** Repetitions of a small write per round (their mean is the round's time). */
 /** Clock ticks a second of /proc/<pid>/stat's times (USER_HZ: 100 on Linux). */
-const TICKS = 100;
 const SMALL = Number(arg('small', 50));
 const cleanups = [];
-const out = (line) => process.stdout.write(`${line}\n`);
 
 // ---------------------------------------------------------------------------------------------------------
 // The bare writer. `events` is one of: 'on' (as the service), 'off' (no event rows, no notification), or a
@@ -66,6 +60,17 @@ function eventParts(variant, type, dataSql, from) {
   };
 }
 
+/** The `module.members_changed` of new members, built from the written role rows `w` (module $1). */
+const membersAdded = (variant) =>
+  eventParts(
+    variant,
+    'module.members_changed',
+    `jsonb_build_object('module_id', $1::bigint, 'added',
+       (SELECT jsonb_agg(jsonb_build_object('user_id', w.user_id, 'role', w.role) ORDER BY w.user_id) FROM w),
+       'removed', '[]'::jsonb, 'changed', '[]'::jsonb)`,
+    '',
+  );
+
 async function audit(client, actorId, action, targetType, targetIds, summary) {
   await client.query(
     `INSERT INTO audit_events (actor_id, action, target_type, target_ids, summary, request_id, client_ip)
@@ -95,14 +100,7 @@ const bare = {
   async assign(client, { actorId, moduleId, userIds, role = 'Student' }, variant) {
     await client.query('BEGIN');
     await client.query('SELECT 1 FROM modules WHERE id = $1 FOR SHARE', [moduleId]);
-    const ev = eventParts(
-      variant,
-      'module.members_changed',
-      `jsonb_build_object('module_id', $1::bigint, 'added',
-         (SELECT jsonb_agg(jsonb_build_object('user_id', w.user_id, 'role', w.role) ORDER BY w.user_id) FROM w),
-         'removed', '[]'::jsonb, 'changed', '[]'::jsonb)`,
-      '',
-    );
+    const ev = membersAdded(variant);
     await client.query(
       `WITH w AS (INSERT INTO user_module_roles (user_id, module_id, role)
                   SELECT u, $1, $3::module_role FROM unnest($2::bigint[]) u
@@ -144,14 +142,7 @@ const bare = {
             cte: `, ev AS (INSERT INTO change_events (type, data) VALUES ('module.members_changed', $4::jsonb))`,
             notify: NOTIFY,
           }
-        : eventParts(
-            variant,
-            'module.members_changed',
-            `jsonb_build_object('module_id', $1::bigint, 'added',
-               (SELECT jsonb_agg(jsonb_build_object('user_id', w.user_id, 'role', w.role) ORDER BY w.user_id) FROM w),
-               'removed', '[]'::jsonb, 'changed', '[]'::jsonb)`,
-            '',
-          );
+        : membersAdded(variant);
     const params = [moduleId, userIds, roles];
     if (variant === 'json-node')
       params.push(
@@ -325,12 +316,7 @@ async function main() {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   cleanups.push(() => client.end());
-  const load = () =>
-    os
-      .loadavg()
-      .map((x) => x.toFixed(2))
-      .join(' ');
-  out(`load average at start: ${load()}`);
+  out(`load average at start: ${loadAverage()}`);
 
   const {
     rows: [{ id: adminId }],
@@ -492,12 +478,6 @@ async function main() {
     },
   ].filter((scenario) => ONLY.length === 0 || ONLY.includes(scenario.key));
 
-  /** CPU ms so far of a process (utime + stime, /proc/<pid>/stat), 0 when it is gone. */
-  const cpuOf = async (pid) => {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields.length > 12 ? ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS : 0;
-  };
   /** CPU ms so far of the writing side's process, and of each PostgreSQL backend of this database by pid. */
   const cpuNow = async (side) => {
     const { rows } = await client.query(
@@ -505,10 +485,10 @@ async function main() {
     );
     const own =
       side === 'service'
-        ? await cpuOf(service.pid)
+        ? await cpuMillis(service.pid)
         : (process.cpuUsage().user + process.cpuUsage().system) / 1000;
     const backends = new Map();
-    for (const { pid } of rows) backends.set(pid, await cpuOf(pid));
+    for (const { pid } of rows) backends.set(pid, await cpuMillis(pid));
     return { own, backends };
   };
   /** CPU ms between two readings: a backend that ended meanwhile counts 0, one that started is left out. */
@@ -557,7 +537,7 @@ async function main() {
       bare: get('bare:on'),
       bareOff: get('bare:off'),
       toggles: Object.fromEntries(scenario.toggles.map((toggle) => [toggle, get(`bare:${toggle}`)])),
-      load: load(),
+      load: loadAverage(),
     };
     results.push(row);
     for (const [key, values] of times)
@@ -605,7 +585,7 @@ async function main() {
     return { wall: elapsed, cpu: cpuSpent(cpuBefore, cpuAfter) / reps };
   }
 
-  out(`\nload average at end: ${load()}`);
+  out(`\nload average at end: ${loadAverage()}`);
   out(
     '\n| write | service ms (CPU) | bare ms (CPU) | bare ÷ service: time (CPU) | event: service, time (CPU) | event: bare, time (CPU) | bare toggles: time (CPU) ms |',
   );
@@ -622,7 +602,7 @@ async function main() {
           .map(([toggle, value]) => `${toggle} ${both(value)}`)
           .join(', ')} |`,
     );
-  await writeResults(results);
+  await writeWritesResults(results);
 }
 
 /** Time targets of the two imports (docs/performance.md): under 2 s and under 3 s for 10 000 rows. */
@@ -633,13 +613,7 @@ const IMPORT_TARGETS_MS = { 'roster import': 2000, 'user import': 3000 };
  * event ÷ with it (at least 1 ÷ 1.2 when the event costs at most 20 %), and per import, its time target ÷ its
  * time (at least 1 when met). docs/images/benchmark-writes.svg is a copy of a recorded run's chart.
  */
-async function writeResults(results) {
-  const dir = new URL('./results/', import.meta.url);
-  await mkdir(dir, { recursive: true });
-  await writeFile(
-    new URL('writes.json', dir),
-    JSON.stringify({ at: new Date().toISOString(), results }, null, 2) + '\n',
-  );
+async function writeWritesResults(results) {
   const rows = results.map((row) => ({
     route: `${row.name}: CPU without ÷ with event`,
     ratio: row.serviceOff.cpu / row.service.cpu,
@@ -654,7 +628,7 @@ async function writeResults(results) {
         target: 1,
       });
   }
-  const chart = ratioChart(rows, {
+  const chart = {
     title: "Writes: the change event's cost and the imports' time targets (service, medians)",
     marks: [
       [1 / 1.2, '0.83'],
@@ -662,13 +636,9 @@ async function writeResults(results) {
     ],
     legend:
       'green: the event costs at most 20 % of the write (≥ 0.83), or the import is within its target (≥ 1); red: not',
-  });
-  await writeFile(new URL('writes.svg', dir), chart);
-  out(`\nwritten: bench/results/writes.json, bench/results/writes.svg`);
+  };
+  out('');
+  await writeResults('writes', { results }, rows, chart, out);
 }
 
-try {
-  await main();
-} finally {
-  for (const step of cleanups.reverse()) await step().catch((error) => process.stderr.write(`${error}\n`));
-}
+await runWithCleanups(main, cleanups);

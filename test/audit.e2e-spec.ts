@@ -1,19 +1,19 @@
 // The audit trail: reading it (GET /api/audit) and what each write records.
 // One file for these, not one each: Jest evaluates the whole application once per test file (docs/testing.md).
 import { AuditService } from '../src/audit/audit.service.js';
-import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { useTestApp } from './support/app.js';
 import { auditEvents } from './support/csv.js';
+import { DEFAULT_PASSWORD } from './support/factories.js';
+import { freshAdmin } from './support/fresh-admin.js';
 import {
   assignRole,
-  DEFAULT_PASSWORD,
+  failure,
   makeModule,
   makeUser,
+  ModuleRole,
   tokenFor,
   type UserRow,
-} from './support/factories.js';
-import { freshAdmin } from './support/fresh-admin.js';
-import { failure } from './support/modules-fixtures.js';
+} from './support/modules-fixtures.js';
 import { image, uploadFile } from './support/users-helpers.js';
 
 describe('Audit trail (GET /api/audit)', () => {

@@ -2,19 +2,15 @@
 // callers with each module role, admins, and non-members acting on a module they do not belong to.
 // The tests are in test/e2e/authorization-matrix/: the personas, how a request is built, what the parts share
 // (context.ts), and the parts.
-import { type AppConfig } from '../src/config/app-config.js';
 import { useMatrix } from './e2e/authorization-matrix/context.js';
 import { everyOperationTests } from './e2e/authorization-matrix/matrix.js';
 import { objectLevelTests } from './e2e/authorization-matrix/object-level.js';
-import { useTestApp } from './support/app.js';
 import { CONSOLE_CLIENT_ID } from './support/idp.js';
-import { useTestIdp } from './support/oidc-settings.js';
+import { useTestIdpAndApp } from './support/oidc-settings.js';
 
 describe('authorization matrix (docs/api.md §2, §4, §5, §9, §10, §11)', () => {
-  // The identity provider starts first; its issuer goes into the settings the service starts with below.
-  const settings: Partial<AppConfig> = {};
-  const idp = useTestIdp(settings, { clientId: CONSOLE_CLIENT_ID, scopes: ['openid'] });
-  const ctx = useMatrix(useTestApp(settings), idp);
+  const { idp, ...service } = useTestIdpAndApp({ clientId: CONSOLE_CLIENT_ID, scopes: ['openid'] });
+  const ctx = useMatrix(service, idp);
   everyOperationTests(ctx);
   objectLevelTests(ctx);
 });

@@ -5,7 +5,7 @@ import { startTestApp, type TestApp, useTestApp } from './support/app.js';
 import { assignRole, makeModule, makeUser, tokenFor } from './support/factories.js';
 import { freshAdmin } from './support/fresh-admin.js';
 import { IdempotencyPrune } from '../src/idempotency/idempotency.module.js';
-import { client } from './support/http.js';
+import { client, failure } from './support/http.js';
 import { waitFor } from './support/wait-for.js';
 import { makeWebhook } from './support/webhook-fixtures.js';
 
@@ -153,11 +153,7 @@ describe('idempotent retries', () => {
     expect((await createModule('k1')).status).toBe(201);
     const other = await createModule('k1', { code: 'OTH101', year: 2026, credits: 15 });
     expect(other.status).toBe(422);
-    expect(other.body).toEqual({
-      success: false,
-      data: null,
-      message: 'Idempotency-Key was already used for another request',
-    });
+    expect(other.body).toEqual(failure('Idempotency-Key was already used for another request'));
     const otherPath = await api.post('/api/modules?x=1', {
       token,
       body: { code: 'IDM101', year: 2026, credits: 15 },
@@ -255,11 +251,7 @@ describe('idempotent retries', () => {
       );
       const during = await createModule('slow');
       expect(during.status).toBe(409);
-      expect(during.body).toEqual({
-        success: false,
-        data: null,
-        message: 'A request with this Idempotency-Key is in progress',
-      });
+      expect(during.body).toEqual(failure('A request with this Idempotency-Key is in progress'));
     } finally {
       await runner.commitTransaction();
       await runner.release();

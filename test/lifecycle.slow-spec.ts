@@ -1,57 +1,20 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { client } from './support/http.js';
-import { isAlive } from './support/processes.js';
+import { isAlive, runServiceUntilExit, serviceEnv, startServiceProcess } from './support/processes.js';
 import { refusesConnections } from './support/sockets.js';
 import { waitFor } from './support/wait-for.js';
 
-/** The built service (`npm run test:slow` builds first), run as a user would run it, on the embedded database. */
-const MAIN = path.resolve('dist/src/main.js');
+// The built service (`npm run test:slow` builds first), run as a user would run it, on the embedded database.
 const ADMIN_PASSWORD = 'lifecycle-admin-password';
 
-interface Running {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-  exited: Promise<number | null>;
-}
+const env = (dataDir: string, extra: Record<string, string> = {}) =>
+  serviceEnv({ DATA_DIR: dataDir, ADMIN_PASSWORD, ...extra });
 
-function env(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const { DATABASE_URL: _unused, JWT_SECRET: _secret, ...rest } = process.env;
-  return {
-    ...rest,
-    DATA_DIR: dataDir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    ADMIN_PASSWORD,
-    LOG_LEVEL: 'info',
-    ...extra,
-  };
-}
-
-async function start(dataDir: string): Promise<Running> {
-  const child = spawn(process.execPath, [MAIN], { env: env(dataDir), stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  try {
-    const url = await waitFor(
-      () => {
-        if (child.exitCode !== null) throw new Error(`service exited:\n${output}`);
-        return /listening on (http:\/\/[^/"\s]+)\/api/.exec(output)?.[1];
-      },
-      { timeoutMs: 30_000, what: 'the service to listen', seen: () => output },
-    );
-    return { child, url, output: () => output, exited };
-  } catch (error) {
-    child.kill('SIGKILL');
-    throw error;
-  }
-}
+const start = (dataDir: string) => startServiceProcess(env(dataDir), 30_000);
 
 async function login(url: string, password = ADMIN_PASSWORD) {
   return client(url).post('/api/auth/login', { body: { username: 'admin', password } });
@@ -171,14 +134,9 @@ describe('the service as a process', () => {
       expect((await login(restarted.url)).status).toBe(200);
 
       // A second instance on the same DATA_DIR while the first is alive refuses to start.
-      const intruder = spawn(process.execPath, [MAIN], {
-        env: env(dataDir),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stderr = '';
-      intruder.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      expect(await new Promise((resolve) => intruder.once('exit', resolve))).toBe(1);
-      expect(stderr).toContain('is in use by another running instance');
+      const intruder = await runServiceUntilExit(env(dataDir));
+      expect(intruder.code).toBe(1);
+      expect(intruder.stderr).toContain('is in use by another running instance');
       expect((await client(restarted.url).get('/api/health/ready')).status).toBe(200);
     } finally {
       restarted.child.kill('SIGTERM');
@@ -195,13 +153,7 @@ describe('the service as a process', () => {
     [{ MODULE_CODE_PATTERN: '([' }, 'MODULE_CODE_PATTERN'],
     [{ SWAGGER_ENABLED: 'maybe' }, 'SWAGGER_ENABLED'],
   ])('refuses to start with %j and names %s', async (extra, variable) => {
-    const child = spawn(process.execPath, [MAIN], {
-      env: env(dataDir, extra),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const { code, stderr } = await runServiceUntilExit(env(dataDir, extra));
     expect(code).toBe(78);
     expect(stderr).toContain(`Invalid configuration: ${variable}`);
   });
@@ -215,13 +167,7 @@ describe('the service as a process', () => {
       const secretDir = await mkdtemp(path.join(tmpdir(), 'mas-secret-'));
       try {
         await writeFile(path.join(secretDir, 'jwt-secret'), content);
-        const child = spawn(process.execPath, [MAIN], {
-          env: env(secretDir),
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let stderr = '';
-        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+        const { code, stderr } = await runServiceUntilExit(env(secretDir));
         expect(code).toBe(78);
         expect(stderr).toContain(`jwt-secret holds a secret of ${content.trim().length} characters`);
         expect(stderr).toContain('Set JWT_SECRET');

@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -6,6 +5,7 @@ import pg from 'pg';
 import { TEST_JWT_SECRET, testDatabaseUrl } from './support/app.js';
 import { type Database, makeUser, type UserRow } from './support/factories.js';
 import { client } from './support/http.js';
+import { type ServiceProcess, serviceEnv, startServiceProcess } from './support/processes.js';
 import { waitFor } from './support/wait-for.js';
 
 /**
@@ -13,14 +13,14 @@ import { waitFor } from './support/wait-for.js';
  * request carries its request id and, once the token is checked, the caller's id (a 500's stack included);
  * no token, password or password hash is ever written; no SQL, stack or driver text reaches a response.
  */
-const MAIN = path.resolve('dist/src/main.js');
 const PASSWORD = 'log-test-password-🔑-0123';
 const NEW_USER_PASSWORD = 'brand-new-user-password-4567';
 const BOOTSTRAP_PASSWORD = 'log-bootstrap-password-89';
 
 describe('logs', () => {
-  let child: ChildProcess;
-  let output = '';
+  let service: ServiceProcess | undefined;
+  /** Everything the service wrote so far. */
+  const output = () => service?.output() ?? '';
   let url: string;
   let dataDir: string;
   let db: pg.Client;
@@ -30,29 +30,17 @@ describe('logs', () => {
     db = new pg.Client({ connectionString: testDatabaseUrl() });
     await db.connect();
     dataDir = await mkdtemp(path.join(tmpdir(), 'mas-logs-'));
-    child = spawn(process.execPath, [MAIN], {
-      env: {
-        ...process.env,
+    service = await startServiceProcess(
+      serviceEnv({
         DATABASE_URL: testDatabaseUrl(),
         DATA_DIR: dataDir,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
         JWT_SECRET: TEST_JWT_SECRET,
         ADMIN_PASSWORD: BOOTSTRAP_PASSWORD,
         DB_STATEMENT_TIMEOUT_MS: '400',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    url = await waitFor(
-      () => {
-        if (child.exitCode !== null) throw new Error(`service exited:\n${output}`);
-        return /listening on (http:\/\/[^/"\s]+)\/api/.exec(output)?.[1];
-      },
-      { timeoutMs: 40_000, what: 'the service to listen', seen: () => output },
+      }),
+      40_000,
     );
+    ({ url } = service);
     // After the start: the service has migrated the database by then.
     const database: Database = {
       query: async <T>(sql: string, params?: unknown[]) => {
@@ -69,7 +57,7 @@ describe('logs', () => {
   });
 
   afterAll(async () => {
-    child?.kill('SIGKILL');
+    service?.child.kill('SIGKILL');
     await db?.end();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
@@ -117,7 +105,7 @@ describe('logs', () => {
     );
 
     const parsed = () =>
-      output
+      output()
         .split('\n')
         .slice(0, -1) // the last piece is an unfinished line, or empty
         .filter((line) => line.startsWith('{'))
@@ -159,10 +147,10 @@ describe('logs', () => {
       BOOTSTRAP_PASSWORD,
       'wrong-password-for-the-log',
     ]) {
-      expect(output).not.toContain(secret);
+      expect(output()).not.toContain(secret);
     }
-    for (const { password_hash } of hashes) expect(output).not.toContain(password_hash);
-    expect(output).not.toContain('$argon2');
-    expect(output.toLowerCase()).not.toContain('bearer');
+    for (const { password_hash } of hashes) expect(output()).not.toContain(password_hash);
+    expect(output()).not.toContain('$argon2');
+    expect(output().toLowerCase()).not.toContain('bearer');
   });
 });

@@ -1,7 +1,6 @@
 // SCIM 2.0: the routes, and Okta's and Entra ID's calls replayed as they send them.
 // One file for these, not one each: Jest evaluates the whole application once per test file (docs/testing.md).
 // The tests are in test/e2e/scim/, one file a part.
-import { type AppConfig } from '../src/config/app-config.js';
 import { useScimRoutes } from './e2e/scim/context.js';
 import { documentAndGroupsTests } from './e2e/scim/document-and-groups.js';
 import { entraReplay } from './e2e/scim/entra.js';
@@ -11,7 +10,7 @@ import { scimSwitchedOff } from './e2e/scim/switched-off.js';
 import { userChangeTests } from './e2e/scim/users-change.js';
 import { userCreateAndReadTests } from './e2e/scim/users-create-and-read.js';
 import { useTestApp } from './support/app.js';
-import { useTestIdp } from './support/oidc-settings.js';
+import { useTestIdpAndApp } from './support/oidc-settings.js';
 
 describe('SCIM 2.0 (/api/scim/v2, docs/api.md §14)', () => {
   const ctx = useScimRoutes(useTestApp({ scimEnabled: true, publicBaseUrl: 'https://modules.uni.edu' }));
@@ -29,8 +28,6 @@ describe('Okta provisioning, replayed (docs/provisioning.md)', () =>
   oktaReplay(useTestApp({ scimEnabled: true })));
 
 describe('Microsoft Entra ID provisioning, replayed (docs/provisioning.md)', () => {
-  // The identity provider starts first; its issuer goes into the settings the service starts with.
-  const settings: Partial<AppConfig> = { scimEnabled: true };
-  const idp = useTestIdp(settings, { createUsers: true });
-  entraReplay(useTestApp(settings), idp);
+  const { idp, ...service } = useTestIdpAndApp({ createUsers: true }, { scimEnabled: true });
+  entraReplay(service, idp);
 });

@@ -1,9 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { isAlive } from './support/processes.js';
+import { isAlive, serviceEnv, startServiceProcess } from './support/processes.js';
 import { refusesConnections } from './support/sockets.js';
 import { waitFor } from './support/wait-for.js';
 
@@ -11,7 +11,6 @@ import { waitFor } from './support/wait-for.js';
  * SIGTERM while a burst of requests is in flight, on the embedded database: every request already sent gets
  * its normal answer, the process exits 0 within the 10 s grace period, and the database stops after them.
  */
-const MAIN = path.resolve('dist/src/main.js');
 const ADMIN_PASSWORD = 'shutdown-load-admin-password';
 const IN_FLIGHT = 24;
 
@@ -96,22 +95,9 @@ describe('graceful shutdown under load', () => {
   });
 
   it('finishes every request in flight at SIGTERM, exits 0 in the grace period, stops the database last', async () => {
-    const { DATABASE_URL: _url, JWT_SECRET: _secret, ...rest } = process.env;
-    child = spawn(process.execPath, [MAIN], {
-      env: { ...rest, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ADMIN_PASSWORD, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
-    const url = await waitFor(
-      () => {
-        if (child!.exitCode !== null) throw new Error(`service exited:\n${output}`);
-        return /listening on (http:\/\/[^/"\s]+)\/api/.exec(output)?.[1];
-      },
-      { timeoutMs: 60_000, what: 'the service to listen', seen: () => output },
-    );
+    const service = await startServiceProcess(serviceEnv({ DATA_DIR: dataDir, ADMIN_PASSWORD }));
+    ({ child } = service);
+    const { url, output, exited } = service;
     const postgresPid = Number(
       (await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0],
     );
@@ -172,6 +158,6 @@ describe('graceful shutdown under load', () => {
     expect(tookMs).toBeLessThan(10_000 + 3_000);
     expect(isAlive(postgresPid)).toBe(false);
     // Nothing failed on the way down: no error line in the log.
-    expect(output).not.toMatch(/"level":50/);
+    expect(output()).not.toMatch(/"level":50/);
   });
 });

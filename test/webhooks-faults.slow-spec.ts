@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,6 +8,7 @@ import { CHANGE_EVENTS_CHANNEL } from '../src/events/change-events.repository.js
 import { scratchDatabase, TEST_JWT_SECRET } from './support/app.js';
 import { type Database, makeUser, tokenFor } from './support/factories.js';
 import { request } from './support/http.js';
+import { serviceEnv, startServiceProcess } from './support/processes.js';
 import { eventually, startReceiver } from './support/webhook-receiver.js';
 import { waitFor } from './support/wait-for.js';
 
@@ -22,8 +23,6 @@ const asDatabase = (client: pg.Client): Database =>
  * pruning, lost connections), may end the process: the service runs as its own process here, so an unhandled
  * rejection would end it as it ends a replica.
  */
-const MAIN = path.resolve('dist/src/main.js');
-
 describe('webhook delivery under faults (the service as its own process)', () => {
   let database: Awaited<ReturnType<typeof scratchDatabase>>;
   let db: pg.Client;
@@ -39,7 +38,7 @@ describe('webhook delivery under faults (the service as its own process)', () =>
     // A first start applies the migrations.
     const first = await startChild();
     first.child.kill('SIGTERM');
-    await new Promise((resolve) => first.child.once('exit', resolve));
+    await first.exited;
   });
   afterAll(async () => {
     for (const child of children) child.kill('SIGKILL');
@@ -55,35 +54,19 @@ describe('webhook delivery under faults (the service as its own process)', () =>
   };
 
   async function startChild() {
-    const { DATABASE_URL: _url, ...rest } = process.env;
-    const child = spawn(process.execPath, [MAIN], {
-      env: {
-        ...rest,
+    const started = await startServiceProcess(
+      serviceEnv({
         DATABASE_URL: database.url,
         JWT_SECRET: TEST_JWT_SECRET,
         DATA_DIR: dataDir,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
         WEBHOOK_ALLOW_HTTP: 'true',
         WEBHOOK_ALLOW_PRIVATE: 'true',
         WEBHOOK_TIMEOUT_MS: '2000',
         WEBHOOK_RETRY_SCALE: '0.0001',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const url = await waitFor(
-      () => {
-        if (child.exitCode !== null) throw new Error(`service exited:\n${output}`);
-        return /listening on (http:\/\/[^/"\s]+)\/api/.exec(output)?.[1];
-      },
-      { timeoutMs: 60_000, what: 'the service to listen', seen: () => output },
+      }),
     );
-    return { child, url, output: () => output };
+    children.push(started.child);
+    return started;
   }
 
   const writeEvents = (tag: string, count: number) =>

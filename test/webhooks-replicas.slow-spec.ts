@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,15 +10,14 @@ import { jobExpirySeconds } from '../src/webhooks/delivery-queue.js';
 import { startTestApp, TEST_JWT_SECRET, type TestApp, testDatabaseUrl } from './support/app.js';
 import { makeUser, tokenFor } from './support/factories.js';
 import { request } from './support/http.js';
+import { type ServiceProcess, serviceEnv, startServiceProcess } from './support/processes.js';
 import { eventually, type Received, startReceiver, verified } from './support/webhook-receiver.js';
-import { waitFor } from './support/wait-for.js';
 
 /**
  * Webhook delivery on several replicas of the service sharing one database: no event lost, none enqueued twice,
  * each attempt made once; and a replica killed with SIGKILL in the middle of a burst loses nothing.
  */
 const WEBHOOKS = { allowHttp: true, allowPrivate: true, timeoutMs: 1000, retryScale: 0.00001 };
-const MAIN = path.resolve('dist/src/main.js');
 
 /**
  * Writes `count` change events straight into the outbox, `perTransaction` to a transaction, with the
@@ -153,19 +152,14 @@ describe('a replica killed with SIGKILL in the middle of a delivery burst', () =
 
   /** A replica's settings: the service's defaults but for the loopback receiver and a 1 s attempt timeout. */
   function childEnv(): NodeJS.ProcessEnv {
-    const { DATABASE_URL: _url, ...rest } = process.env;
-    return {
-      ...rest,
+    return serviceEnv({
       DATABASE_URL: testDatabaseUrl(),
       JWT_SECRET: TEST_JWT_SECRET,
       DATA_DIR: dataDir,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
       WEBHOOK_ALLOW_HTTP: 'true',
       WEBHOOK_ALLOW_PRIVATE: 'true',
       WEBHOOK_TIMEOUT_MS: '1000',
-    };
+    });
   }
 
   /**
@@ -176,24 +170,10 @@ describe('a replica killed with SIGKILL in the middle of a delivery burst', () =
   const handOverMs = () => (2 * jobExpirySeconds(loadConfig(childEnv())) + 10) * 1000;
 
   /** The service as its own process on the test database, as a replica runs it. */
-  async function startChild(): Promise<{ child: ChildProcess; url: string; exited: Promise<unknown> }> {
-    const child = spawn(process.execPath, [MAIN], {
-      env: childEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    const url = await waitFor(
-      () => {
-        if (child.exitCode !== null) throw new Error(`service exited:\n${output}`);
-        return /listening on (http:\/\/[^/"\s]+)\/api/.exec(output)?.[1];
-      },
-      { timeoutMs: 60_000, what: 'the service to listen', seen: () => output },
-    );
-    return { child, url, exited };
+  async function startChild(): Promise<ServiceProcess> {
+    const started = await startServiceProcess(childEnv());
+    children.push(started.child);
+    return started;
   }
 
   it('leaves its deliveries to the restarted service: every event arrives, each attempt is recorded once', async () => {

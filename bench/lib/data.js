@@ -46,10 +46,8 @@ export async function seed(databaseUrl, options) {
  * lower(description). The service's schema has them since migration ModuleSearchLower; against an older service
  * (a "before" run) the bench creates them, so that the lean side always has the index its query needs.
  */
-export async function bareSearchIndexes(databaseUrl) {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
+export function bareSearchIndexes(databaseUrl) {
+  return withClient(databaseUrl, async (client) => {
     for (const column of ['code', 'description']) {
       const { rowCount } = await client.query(
         `SELECT 1 FROM pg_indexes WHERE tablename = 'modules' AND indexdef LIKE $1`,
@@ -63,16 +61,12 @@ export async function bareSearchIndexes(databaseUrl) {
         await client.query(`ANALYZE modules`);
       }
     }
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /** The records the routes are measured on, found in the generated data. */
-export async function subjects(databaseUrl) {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
+export function subjects(databaseUrl) {
+  return withClient(databaseUrl, async (client) => {
     const one = async (sql) => (await client.query(sql)).rows[0];
     const big = await one(
       `SELECT module_id AS id, count(*)::int AS n FROM user_module_roles GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1`,
@@ -91,6 +85,15 @@ export async function subjects(databaseUrl) {
     const { n: modules } = await one(`SELECT count(*)::int AS n FROM modules`);
     const server = await one(`SELECT current_setting('server_version') AS version`);
     return { big, small, member, modules, serverVersion: server.version };
+  });
+}
+
+/** Runs `work` with a client of its own on the database, ended afterwards. */
+async function withClient(databaseUrl, work) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return await work(client);
   } finally {
     await client.end();
   }

@@ -1,5 +1,6 @@
 // Requests, their proof of equality, and the load: autocannon rounds with CPU time and peak resident size.
 import { readdir, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import { setTimeout } from 'node:timers';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -69,6 +70,16 @@ export async function cpuMicros(pid) {
     return undefined;
   }
 }
+/** CPU ms a process has used so far (user + system), 0 once it is gone. */
+export const cpuMillis = async (pid) => ((await cpuMicros(pid)) ?? 0) / 1000;
+
+/** The machine's load averages over 1, 5 and 15 minutes, as the reports print them (`0.52 0.61 0.70`). */
+export const loadAverage = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+
 /**
  * CPU time (µs) used so far by every PostgreSQL process of the machine (their command name is `postgres`): the
  * server's backends, the WAL writer and the checkpointer. Other PostgreSQL servers of the machine count too;

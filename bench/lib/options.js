@@ -1,4 +1,4 @@
-// The benchmark's command line, settings and log (bench/run.js).
+// The benchmarks' command line, settings and output: bench/run.js's, and `arg` and `out` of the others.
 import path from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,13 @@ export const ROUTE_FILTER = process.argv
 export const runsScenario = (name) => !ROUTE_FILTER || ROUTE_FILTER.includes(name);
 
 export const log = (message) => process.stderr.write(`[bench] ${message}\n`);
+
+/** The value of the command's `--name=value` argument, else `fallback`. */
+export const arg = (name, fallback) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+
+/** A line of a benchmark's report, on stdout. */
+export const out = (line) => process.stdout.write(`${line}\n`);
 
 export const MODES = {
   // The issue's dataset: 100 000 modules, 50 000 users, about 500 000 role rows.

@@ -1,15 +1,14 @@
 import { JwtService } from '@nestjs/jwt';
-import { DataSource, Repository } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { type AppConfig } from '../config/app-config.js';
 import { type Transaction } from '../database/transactions.js';
 import { Metrics } from '../observability/metrics.js';
 import {
   DEFAULT_CONFIG,
-  FakeAudit,
-  FakeChangeEvents,
-  FakeTransactions,
+  fakeWritePath,
   NO_DATABASE,
+  unconnectedRepository,
   STORED_AT,
   storedUser,
   FakeAccessCache,
@@ -43,7 +42,7 @@ class FakeUsers extends UsersRepository {
   deletedBeforeUpdate = false;
 
   constructor(readonly rows: User[]) {
-    super(new Repository(UserEntity, NO_DATABASE.manager));
+    super(unconnectedRepository(UserEntity));
   }
 
   override findByUsername(username: string): Promise<User | null> {
@@ -131,11 +130,9 @@ function setup(config: Pick<AppConfig, 'oidc' | 'passwordLogin'> = { oidc: undef
   const tokens = new FakeTokens();
   const throttle = new MemoryLoginThrottle();
   const access = new FakeAccessCache();
-  const transactions = new FakeTransactions(TRANSACTION);
-  const audit = new FakeAudit();
+  const { transactions, audit, events } = fakeWritePath(TRANSACTION);
   const metrics = new FakeMetrics();
-  const changeEvents = new FakeChangeEvents();
-  const deps = { users, hasher, tokens, throttle, access, transactions, audit, metrics, changeEvents };
+  const deps = { users, hasher, tokens, throttle, access, transactions, audit, metrics, events };
   // The writer is the real one on the same fakes: a password change is its transaction, audit and event.
   const writer = new UsersService(
     users,
@@ -146,7 +143,7 @@ function setup(config: Pick<AppConfig, 'oidc' | 'passwordLogin'> = { oidc: undef
     unusedFileStorage(),
     transactions,
     audit,
-    changeEvents,
+    events,
   );
   const service = new AuthService(
     users,
@@ -285,7 +282,7 @@ describe(AuthService.name, () => {
     const change = (current: string, next: string) => ({ current_password: current, new_password: next });
 
     it('stores the new hash, audits it and records the change in one transaction, and issues a fresh token', async () => {
-      const { service, users, access, audit, changeEvents, tokens, transactions } = setup();
+      const { service, users, access, audit, events, tokens, transactions } = setup();
       const before = Date.now();
       const session = await service.changePassword(7, change('right-password', 'a-new-password'), CONTEXT);
       expect(transactions.opened).toBe(1);
@@ -305,7 +302,7 @@ describe(AuthService.name, () => {
           entry: { action: 'auth.password_change', targetType: 'user', targetIds: [7] },
         },
       ]);
-      expect(changeEvents.recorded).toEqual([
+      expect(events.recorded).toEqual([
         { transaction: TRANSACTION, events: [{ type: 'user.updated', data: session.user }] },
       ]);
       expect(access.invalidated).toEqual([7]);

@@ -12,6 +12,11 @@ import {
   usernameKey,
 } from './login-throttle.js';
 
+/** The start of every script: `now`, the time by Redis's own clock in ms, so that every replica agrees. */
+const NOW_MS = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`;
+
 /**
  * Each counter is a sorted set of failure times (ms, by Redis's own clock so replicas agree) beside a sorted set
  * of the attempts in flight (`…:pending`, by admission time), both expiring with the window. One script per call:
@@ -19,9 +24,7 @@ import {
  * Answers the admission time, -1 (throttled: 10 failures) or -2 (busy: failures and attempts in flight fill it).
  */
 const ADMIT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local window = tonumber(ARGV[1])
+${NOW_MS}local window = tonumber(ARGV[1])
 local max = tonumber(ARGV[2])
 local busy = false
 for i = 1, #KEYS, 2 do
@@ -46,9 +49,7 @@ return now`;
 
 /** The attempt failed: in each pair, its place in flight becomes a failure (now). */
 const FAIL = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local window = tonumber(ARGV[1])
+${NOW_MS}local window = tonumber(ARGV[1])
 for i = 1, #KEYS, 2 do
   if redis.call('ZREM', KEYS[i + 1], ARGV[2]) == 1 then
     redis.call('ZADD', KEYS[i], now, ARGV[2])
@@ -58,9 +59,7 @@ end
 return 0`;
 
 const BLOCKED = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-for i, key in ipairs(KEYS) do
+${NOW_MS}for i, key in ipairs(KEYS) do
   if redis.call('ZCOUNT', key, '(' .. (now - tonumber(ARGV[1])), '+inf') >= tonumber(ARGV[2]) then
     return 1
   end
@@ -72,9 +71,7 @@ return 0`;
  * window's oldest failure yet, store it and report the pair's index, so every replica reports a window once.
  */
 const NEWLY_BLOCKED = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local window = tonumber(ARGV[1])
+${NOW_MS}local window = tonumber(ARGV[1])
 local out = {}
 for i = 1, #KEYS, 2 do
   local counter, marker = KEYS[i], KEYS[i + 1]

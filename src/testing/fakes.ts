@@ -1,4 +1,4 @@
-import { DataSource, Repository } from 'typeorm';
+import { DataSource, type EntityTarget, type ObjectLiteral, Repository } from 'typeorm';
 import { type AuditEntry, type RequestContext } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
 import { AuditService } from '../audit/audit.service.js';
@@ -32,6 +32,10 @@ import { UsersService } from '../users/users.service.js';
 
 /** A PostgreSQL data source that is never initialized: what the fakes' real parents are built on. */
 export const NO_DATABASE = new DataSource({ type: 'postgres' });
+
+/** The entity's TypeORM repository on {@link NO_DATABASE}: what a fake of one of the service's repositories extends. */
+export const unconnectedRepository = <Entity extends ObjectLiteral>(entity: EntityTarget<Entity>) =>
+  new Repository(entity, NO_DATABASE.manager);
 
 /** The configuration with every setting at its default. */
 export const DEFAULT_CONFIG: AppConfig = loadConfig({});
@@ -128,6 +132,18 @@ export class FakeChangeEvents extends ChangeEventsService {
   }
 }
 
+/**
+ * What every write of a service goes through, faked: the transaction it runs in (`marker`, or a fresh one), the
+ * audit entries and the change events it records there.
+ */
+export function fakeWritePath(marker?: Transaction) {
+  return {
+    transactions: new FakeTransactions(marker),
+    audit: new FakeAudit(),
+    events: new FakeChangeEvents(),
+  };
+}
+
 /** When {@link storedUser}'s users were created and last updated. */
 export const STORED_AT = new Date('2026-01-01T00:00:00.000Z');
 
@@ -170,13 +186,13 @@ export class FakeAccessCache extends UserAccessCache {
 
 /** A users repository on the unconnected data source: every call fails; fakes subclass it. */
 export const unconnectedUsersRepository = (): UsersRepository =>
-  new UsersRepository(new Repository(User, NO_DATABASE.manager));
+  new UsersRepository(unconnectedRepository(User));
 
 /** The list and the set-based users repositories on the unconnected data source, likewise. */
 export const unconnectedUserList = (): UserListRepository =>
   new UserListRepository(NO_DATABASE, DEFAULT_CONFIG);
 export const unconnectedUserBulk = (): UserBulkRepository =>
-  new UserBulkRepository(new Repository(User, NO_DATABASE.manager));
+  new UserBulkRepository(unconnectedRepository(User));
 
 /** A file store that was never given a folder to write to: fakes subclass the storage service over it. */
 export const unusedFileStorage = (): StorageService => new StorageService(new LocalFileStore('/nonexistent'));

@@ -1,4 +1,4 @@
-import { QueryFailedError, Repository } from 'typeorm';
+import { QueryFailedError } from 'typeorm';
 import { type AuthUser } from '../core/decorators.js';
 import { type Page } from '../database/sql.js';
 import { type Transaction } from '../database/transactions.js';
@@ -6,10 +6,9 @@ import { StorageService } from '../storage/storage.service.js';
 import {
   CONTEXT,
   DEFAULT_CONFIG,
-  FakeAudit,
-  FakeChangeEvents,
-  FakeTransactions,
+  fakeWritePath,
   NO_DATABASE,
+  unconnectedRepository,
   storedUser,
   FakeAccessCache,
   unusedFileStorage,
@@ -50,7 +49,7 @@ class FakeUsers extends UsersRepository {
   deletedBeforeUpdate = false;
 
   constructor(rows: User[]) {
-    super(new Repository(UserEntity, NO_DATABASE.manager));
+    super(unconnectedRepository(UserEntity));
     this.rows = rows;
   }
 
@@ -128,7 +127,7 @@ class FakeUserList extends UserListRepository {
 /** The set-based reads over FakeUsers' rows. */
 class FakeUserBulk extends UserBulkRepository {
   constructor(private readonly table: FakeUsers) {
-    super(new Repository(UserEntity, NO_DATABASE.manager));
+    super(unconnectedRepository(UserEntity));
   }
 
   override storedIdentities(
@@ -189,9 +188,7 @@ function setUp() {
   const users = new FakeUsers([user(1, 'admin', { admin: true }), user(7, 'Jane', { givenName: 'Jane' })]);
   const access = new FakeAccessCache();
   const storage = new FakeStorage();
-  const transactions = new FakeTransactions();
-  const audit = new FakeAudit();
-  const events = new FakeChangeEvents();
+  const { transactions, audit, events } = fakeWritePath();
   const list = new FakeUserList(users);
   const service = new UsersService(
     users,

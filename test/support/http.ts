@@ -12,6 +12,9 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
+/** The error envelope of the contract. */
+export const failure = (message: string) => ({ success: false, data: null, message });
+
 /** A request over the real loopback socket, as a client would send it. */
 export async function request<T = any>(
   baseUrl: string,

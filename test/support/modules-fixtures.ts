@@ -1,11 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
-import path from 'node:path';
 import { type DataSource } from 'typeorm';
 import { ModuleRole } from '../../src/course-modules/modules/module-role.js';
 import { StorageService } from '../../src/storage/storage.service.js';
 import { type TestApp } from './app.js';
 import { assignRole, makeModule, makeUser, type ModuleRow, type UserRow } from './factories.js';
+import { filesUnder, userJson } from './users-helpers.js';
+
+// What a test of modules builds its rows with, from here too: the factories and the role names, the User summary
+// and the error envelope it compares. A part then imports its fixtures, factories and expected answers from this
+// one module.
+export { assignRole, makeModule, makeUser, type ModuleRow, tokenFor, type UserRow } from './factories.js';
+export { failure } from './http.js';
+export { userJson } from './users-helpers.js';
+export { ModuleRole };
 
 /** The Module of the contract as the API must show a stored row. */
 export function moduleJson(row: ModuleRow) {
@@ -17,23 +24,6 @@ export function moduleJson(row: ModuleRow) {
     credits: row.credits,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
-  };
-}
-
-/** The User summary of the contract as the API must show a stored user without an avatar. */
-export function userJson(row: UserRow) {
-  return {
-    id: Number(row.id),
-    username: row.username,
-    email: row.email,
-    given_name: null,
-    family_name: null,
-    display_name: null,
-    active: true,
-    admin: row.admin,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    avatar_url: null,
   };
 }
 
@@ -91,19 +81,27 @@ export async function addAssignmentWithFile(
   return key;
 }
 
+/**
+ * A module with a new user in each role given (`members[role]`) and an assignment with one file for each content
+ * given (`keys`, as {@link addAssignmentWithFile} answers them).
+ */
+export async function populatedModule<Role extends ModuleRole>(
+  app: TestApp,
+  roles: readonly Role[],
+  files: readonly string[],
+): Promise<{ module: ModuleRow; members: Record<Role, UserRow>; keys: string[] }> {
+  const module = await makeModule(app.dataSource);
+  const members = {} as Record<Role, UserRow>;
+  for (const role of roles) members[role] = await makeUser(app.dataSource);
+  for (const role of roles) await assignRole(app.dataSource, members[role].id, module.id, role);
+  const keys: string[] = [];
+  for (const content of files) keys.push(await addAssignmentWithFile(app, module.id, content));
+  return { module, members, keys };
+}
+
 /** Every file under the storage root, as keys (`modules/12/…`), temporary files excluded. */
 export async function storedFiles(storageDir: string): Promise<string[]> {
-  try {
-    const entries = await readdir(storageDir, { recursive: true, withFileTypes: true });
-    return entries
-      .filter((entry) => entry.isFile())
-      .map((entry) => path.relative(storageDir, path.join(entry.parentPath, entry.name)))
-      .filter((key) => !key.startsWith('.tmp'))
-      .sort();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
+  return (await filesUnder(storageDir)).filter((key) => !key.startsWith('.tmp'));
 }
 
 /** How many rows of each table belong to the module. */
@@ -130,17 +128,19 @@ export async function roleOf(
   return rows[0]?.role ?? null;
 }
 
-/** The membership fields of a list item for an active membership with no dates (docs/api.md §15). */
-export const OPEN_MEMBERSHIP = {
+/**
+ * A module's person as the personnel and student lists must show a stored user without an avatar: the User
+ * summary, the role and an active membership with no dates (docs/api.md §15).
+ */
+export const memberJson = (user: UserRow, role: ModuleRole) => ({
+  ...userJson(user),
+  role,
   status: 'active',
   starts_at: null,
   ends_at: null,
   effective_status: 'active',
-};
+});
 
 export const PERMISSION_DENIED = 'You do not have permission to perform this action';
 export const INVALID_SORT = 'Invalid field used for sorting';
 export const INVALID_ROLE = 'role must be one of Lecturer, AssistantLecturer, Tutor, Student';
-
-/** The error envelope of the contract. */
-export const failure = (message: string) => ({ success: false, data: null, message });

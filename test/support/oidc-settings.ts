@@ -1,4 +1,5 @@
 import { type AppConfig, type OidcSettings } from '../../src/config/app-config.js';
+import { type UsedTestApp, useTestApp } from './app.js';
 import { TEST_AUDIENCE, TestIdp } from './idp.js';
 
 /**
@@ -27,7 +28,7 @@ export function oidcSettings(issuer: string, overrides: Partial<OidcSettings> = 
  * Gives a handle that may be captured at once: it resolves to the running IdP from the first hook on, as
  * useTestApp()'s handles do.
  */
-export function useTestIdp(settings: Partial<AppConfig>, overrides: Partial<OidcSettings> = {}): TestIdp {
+function useTestIdp(settings: Partial<AppConfig>, overrides: Partial<OidcSettings> = {}): TestIdp {
   let started: TestIdp | undefined;
   beforeAll(async () => {
     started = await TestIdp.start();
@@ -46,4 +47,16 @@ export function useTestIdp(settings: Partial<AppConfig>, overrides: Partial<Oidc
     },
     set: (_, key, value) => Reflect.set(current(), key, value),
   });
+}
+
+/**
+ * The test IdP ({@link useTestIdp}, with `oidc` for its settings) and then a service that trusts it
+ * (`useTestApp(settings)`), for a `describe`: the IdP's handle and the service's.
+ */
+export function useTestIdpAndApp(
+  oidc: Partial<OidcSettings>,
+  settings: Partial<AppConfig> = {},
+): UsedTestApp & { idp: TestIdp } {
+  const idp = useTestIdp(settings, oidc);
+  return { idp, ...useTestApp(settings) };
 }

@@ -17,6 +17,24 @@ export interface ScimCall {
   body?: unknown;
 }
 
+/** A ListResponse with no resources on its page: none at all, or none past `count=0` of `totalResults`. */
+export const emptyListResponse = (totalResults = 0) => ({
+  schemas: [LIST_SCHEMA],
+  totalResults,
+  startIndex: 1,
+  itemsPerPage: 0,
+  Resources: [],
+});
+
+/** The answer to creating a user again (a replay's duplicate step): 409 with scimType `uniqueness`. */
+export function expectUniquenessConflict(res: ApiResponse): void {
+  expect(res.status).toBe(409);
+  expect(res.body.scimType).toBe('uniqueness');
+}
+
+/** A PatchOp request body (RFC 7644 §3.5.2) with these operations. */
+export const patchBody = (...operations: unknown[]) => ({ schemas: [PATCH_SCHEMA], Operations: operations });
+
 /** A SCIM error body as RFC 7644 §3.12 writes it. */
 export const scimError = (status: number, detail: string, scimType?: string) => ({
   schemas: [ERROR_SCHEMA],
@@ -40,8 +58,8 @@ export const makeScimToken = async (dataSource: DataSource) =>
   (await makeIntegrationToken(dataSource, ['scim'])).token;
 
 /**
- * A fresh directory and a fresh `scim` token before each test of the file, and a client sending with that token.
- * `app` is what `useTestApp` returns.
+ * A fresh directory and a fresh `scim` token before each test of the file, a client sending with that token, and
+ * `replay` of an identity provider's steps through it. `app` is what `useTestApp` returns.
  */
 export function useScimClient(app: TestApp) {
   let token = '';
@@ -50,13 +68,15 @@ export function useScimClient(app: TestApp) {
     await app.dataSource.query('TRUNCATE integration_tokens');
     token = await makeScimToken(app.dataSource);
   });
+  const scim = scimClient(
+    () => app.url,
+    () => token,
+  );
   return {
-    scim: scimClient(
-      () => app.url,
-      () => token,
-    ),
+    scim,
     /** The token of the current test. */
     token: () => token,
+    replay: (steps: ReplayStep[], seen: Record<string, string> = {}) => replay(scim, steps, seen),
   };
 }
 
@@ -78,7 +98,7 @@ export function fillPlaceholders<T>(value: T, seen: Record<string, string>): T {
  * failed check names its step and shows the answer. Answers the log of calls and statuses, printed when
  * SCIM_REPLAY_LOG is set.
  */
-export async function replay(
+async function replay(
   scim: ReturnType<typeof scimClient>,
   steps: ReplayStep[],
   seen: Record<string, string> = {},

@@ -1,6 +1,30 @@
 import { readdir } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
+import { type UserRow } from './factories.js';
+
+/** The User summary of the contract as the API must show a stored user without an avatar. */
+export function userJson(row: UserRow) {
+  return {
+    id: Number(row.id),
+    username: row.username,
+    email: row.email,
+    given_name: null,
+    family_name: null,
+    display_name: null,
+    active: true,
+    admin: row.admin,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    avatar_url: null,
+  };
+}
+
+/**
+ * The User account of the contract (the User summary and `external_id`) as the API must show a stored user
+ * without an avatar, names or external id: what an admin or the user themselves reads.
+ */
+export const accountJson = (row: UserRow) => ({ ...userJson(row), external_id: null });
 
 /** Bytes that start like a real file of each accepted format, padded to `size`. */
 export const MAGIC = {

@@ -1,4 +1,5 @@
 import { namedSchemas } from '../../openapi/openapi.js';
+import { storedUser } from '../../testing/fakes.js';
 import { USER_SUMMARY_FIELDS } from '../../users/user.shape.js';
 import { ModuleRole } from '../modules/module-role.js';
 import { toPersonnelMember } from './membership.mapper.js';
@@ -6,25 +7,13 @@ import './membership.schemas.js';
 import { MembershipStatus } from './membership-status.js';
 import { MEMBERSHIP_FIELDS, PERSONNEL_MEMBER_FIELDS } from './membership.shape.js';
 
-const at = new Date('2026-11-21T08:41:00.123Z');
 const schema = (name: string) => namedSchemas[name] as { required: string[]; properties: object };
 
 /** The membership's tuple (membership.shape.ts) is the order its mapper and its schema write; Module: module.mapper.spec.ts. */
 describe('one membership shape', () => {
   it('is the User summary, then the membership, in the mapper and the OpenAPI schema', () => {
     const member = toPersonnelMember({
-      id: 3,
-      username: 'ada',
-      email: 'ada@example.org',
-      givenName: 'Ada',
-      familyName: 'Lovelace',
-      displayName: null,
-      externalId: null,
-      active: true,
-      admin: false,
-      createdAt: at,
-      updatedAt: at,
-      avatarKey: null,
+      ...storedUser(3, 'ada', { givenName: 'Ada', familyName: 'Lovelace' }),
       role: ModuleRole.Tutor,
       memberStatus: MembershipStatus.Active,
       startsAt: null,

@@ -1,14 +1,11 @@
-import { Repository } from 'typeorm';
 import { type Transaction } from '../../database/transactions.js';
 import { LocalFileStore } from '../../storage/local-file-store.js';
 import { StorageService } from '../../storage/storage.service.js';
 import {
   CONTEXT,
   DEFAULT_CONFIG,
-  FakeAudit,
-  FakeChangeEvents,
-  FakeTransactions,
-  NO_DATABASE,
+  fakeWritePath,
+  unconnectedRepository,
   unconnectedUsersService,
 } from '../../testing/fakes.js';
 import { CourseModule } from './course-module.entity.js';
@@ -27,7 +24,7 @@ import { AnswerBudget } from '../../core/answer-budget.js';
 class FakeModules extends CourseModulesRepository {
   readonly deletes: { ids: readonly string[]; transaction: Transaction }[] = [];
   constructor(private readonly existing: string[]) {
-    super(new Repository(CourseModule, NO_DATABASE.manager));
+    super(unconnectedRepository(CourseModule));
   }
 
   override deleteWithDependents(ids: readonly string[], transaction: Transaction): Promise<DeletedModules> {
@@ -48,7 +45,7 @@ class FakeModuleReads extends ModuleReadsRepository {
   people = 0;
 
   constructor() {
-    super(new Repository(CourseModule, NO_DATABASE.manager));
+    super(unconnectedRepository(CourseModule));
   }
 
   override withCallerRoleAndPersonnel(
@@ -87,22 +84,20 @@ class FakeFiles extends ModuleFiles {
 function service(existing: string[], budget = new AnswerBudget(DEFAULT_CONFIG.largeAnswerBudgetBytes)) {
   const modules = new FakeModules(existing);
   const reads = new FakeModuleReads();
-  const events = new FakeChangeEvents();
-  const tx = new FakeTransactions();
-  const audit = new FakeAudit();
+  const { transactions, audit, events } = fakeWritePath();
   const storage = new FakeFiles();
   const subject = new CourseModulesService(
     modules,
     reads,
     unconnectedUsersService(),
-    tx,
+    transactions,
     storage,
     new ModuleTotals(),
     audit,
     events,
     budget,
   );
-  return { subject, modules, reads, tx, storage, events, audit };
+  return { subject, modules, reads, transactions, storage, events, audit };
 }
 
 describe(CourseModulesService.name, () => {
@@ -128,12 +123,12 @@ describe(CourseModulesService.name, () => {
 
   it('deletes the distinct candidate ids in one transaction, then their files', async () => {
     const existing = Array.from({ length: 600 }, (_, i) => String(i + 1));
-    const { subject, modules, tx, storage, events } = service(existing);
+    const { subject, modules, transactions, storage, events } = service(existing);
     const requested = existing.map(Number).concat([5000, 1]);
     const result = await subject.bulkRemove(requested, CONTEXT);
-    expect(tx.opened).toBe(1);
+    expect(transactions.opened).toBe(1);
     expect(modules.deletes).toHaveLength(1);
-    expect(modules.deletes[0].transaction).toBe(tx.marker);
+    expect(modules.deletes[0].transaction).toBe(transactions.marker);
     expect(modules.deletes[0].ids).toEqual([...existing, '5000']);
     expect(result.deleted).toBe(600);
     expect(result.failed).toEqual([
@@ -146,7 +141,7 @@ describe(CourseModulesService.name, () => {
     expect(storage.removed[0][1][0]).toBe('elsewhere/1');
     // One module.deleted per deleted module, written in the delete's transaction with one call.
     expect(events.recorded).toHaveLength(1);
-    expect(events.recorded[0].transaction).toBe(tx.marker);
+    expect(events.recorded[0].transaction).toBe(transactions.marker);
     expect(events.recorded[0].events).toHaveLength(600);
     expect(events.recorded[0].events[41]).toEqual({
       type: 'module.deleted',
@@ -166,10 +161,10 @@ describe(CourseModulesService.name, () => {
   });
 
   it('does not touch the database for ids that cannot exist', async () => {
-    const { subject, modules, tx } = service(['1']);
+    const { subject, modules, transactions } = service(['1']);
     const result = await subject.bulkRemove([0, -3], CONTEXT);
     expect(modules.deletes).toHaveLength(0);
-    expect(tx.opened).toBe(0);
+    expect(transactions.opened).toBe(0);
     expect(result).toEqual({
       deleted: 0,
       failed: [

@@ -1,5 +1,6 @@
 import { contractFields } from '../../../test/support/contract-text.js';
 import { namedSchemas } from '../../openapi/openapi.js';
+import { storedUser } from '../../testing/fakes.js';
 import { toUserAccount, toUserSummary } from '../../users/user.mapper.js';
 import '../../users/user.schemas.js';
 import { USER_ACCOUNT_FIELDS, USER_DELETED_FIELDS, USER_SUMMARY_FIELDS } from '../../users/user.shape.js';
@@ -19,20 +20,7 @@ const module = (id: number, code = `ABC${id}`): ModuleSource => ({
   createdAt: at,
   updatedAt: new Date(at.getTime() + 1000),
 });
-const user = {
-  id: 3,
-  username: 'ada',
-  email: 'ada@example.org',
-  givenName: 'Ada',
-  familyName: 'Lovelace',
-  displayName: null,
-  externalId: 'x-1',
-  active: true,
-  admin: false,
-  createdAt: at,
-  updatedAt: at,
-  avatarKey: null,
-};
+const user = storedUser(3, 'ada', { givenName: 'Ada', familyName: 'Lovelace', externalId: 'x-1' });
 
 describe('toModuleResponse', () => {
   it('maps to the wire shape with RFC 3339 millisecond timestamps', () => {

@@ -1,9 +1,9 @@
-import { DataSource, Repository } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { type RequestContext } from '../../audit/audit-actions.js';
 import { type AuthUser } from '../../core/decorators.js';
 import { PERMISSION_DENIED_MESSAGE } from '../../core/errors.js';
 import { type Transaction } from '../../database/transactions.js';
-import { FakeAudit, FakeChangeEvents, FakeTransactions, NO_DATABASE } from '../../testing/fakes.js';
+import { fakeWritePath, unconnectedRepository } from '../../testing/fakes.js';
 import { User } from '../../users/user.entity.js';
 import { UserBulkRepository } from '../../users/user-bulk.repository.js';
 import { type UserListParams } from '../membership/member-list-params.js';
@@ -34,7 +34,7 @@ class FakeRoles extends ModuleRolesRepository {
   beforeAssign: (() => void) | undefined;
 
   constructor(modules: Record<string, Record<string, ModuleRole>>) {
-    super(new Repository(UserModuleRole, NO_DATABASE.manager));
+    super(unconnectedRepository(UserModuleRole));
     for (const [id, members] of Object.entries(modules))
       this.modules.set(id, new Map(Object.entries(members)));
   }
@@ -113,7 +113,7 @@ class FakeUsers extends UserBulkRepository {
   readonly asked: (readonly string[])[] = [];
 
   constructor(private readonly existing: readonly string[]) {
-    super(new Repository(User, NO_DATABASE.manager));
+    super(unconnectedRepository(User));
   }
 
   override lockExisting(ids: readonly string[], manager: Transaction): Promise<Set<string>> {
@@ -147,11 +147,9 @@ function setup() {
     },
   });
   const users = new FakeUsers(['1', '2', '3', '4', '5', '6', '7', '8', '9']);
-  const transactions = new FakeTransactions(TRANSACTION);
-  const audit = new FakeAudit();
-  const changeEvents = new FakeChangeEvents();
-  const service = new PersonnelService(roles, roles, users, transactions, audit, changeEvents);
-  return { service, roles, users, transactions, audit, changeEvents, members: roles.modules.get('10')! };
+  const { transactions, audit, events } = fakeWritePath(TRANSACTION);
+  const service = new PersonnelService(roles, roles, users, transactions, audit, events);
+  return { service, roles, users, transactions, audit, events, members: roles.modules.get('10')! };
 }
 
 describe(PersonnelService.name, () => {
@@ -201,7 +199,7 @@ describe(PersonnelService.name, () => {
 
   describe('assign', () => {
     it('gives each distinct user the role, and records one audit entry and one members change', async () => {
-      const { service, members, audit, changeEvents, transactions } = setup();
+      const { service, members, audit, events, transactions } = setup();
       const count = await service.assign('10', LECTURER, [8, 5, 8, 4], ModuleRole.Tutor, ASSIGN);
       expect(count).toBe(3);
       expect([members.get('8'), members.get('5'), members.get('4')]).toEqual([
@@ -211,7 +209,7 @@ describe(PersonnelService.name, () => {
       ]);
       expect(transactions).toMatchObject({ opened: 1, failed: 0 });
       expect(audit.entries.map(({ transaction }) => transaction)).toEqual([TRANSACTION]);
-      expect(changeEvents.recorded.map(({ transaction }) => transaction)).toEqual([TRANSACTION]);
+      expect(events.recorded.map(({ transaction }) => transaction)).toEqual([TRANSACTION]);
       expect(audit.recorded).toEqual([
         {
           action: 'personnel.assign',
@@ -220,7 +218,7 @@ describe(PersonnelService.name, () => {
           summary: { role: ModuleRole.Tutor, user_ids: [8, 5, 4] },
         },
       ]);
-      expect(changeEvents.allEvents).toEqual([
+      expect(events.allEvents).toEqual([
         {
           type: 'module.members_changed',
           data: {
@@ -234,10 +232,10 @@ describe(PersonnelService.name, () => {
     });
 
     it('records no members change when everyone held the role already', async () => {
-      const { service, audit, changeEvents } = setup();
+      const { service, audit, events } = setup();
       await expect(service.assign('10', ADMIN, [4], ModuleRole.Tutor, ASSIGN)).resolves.toBe(1);
       expect(audit.recorded).toHaveLength(1);
-      expect(changeEvents.allEvents).toEqual([]);
+      expect(events.allEvents).toEqual([]);
     });
 
     it('answers 404 for an unknown module before the caller rights and the users', async () => {
@@ -327,7 +325,7 @@ describe(PersonnelService.name, () => {
 
   describe('remove', () => {
     it('takes the role from every named user, recording the removal', async () => {
-      const { service, members, audit, changeEvents } = setup();
+      const { service, members, audit, events } = setup();
       await expect(service.remove('10', LECTURER, [4, 4], ModuleRole.Tutor, REMOVE)).resolves.toBe(1);
       expect(members.has('4')).toBe(false);
       expect(audit.recorded).toEqual([
@@ -338,7 +336,7 @@ describe(PersonnelService.name, () => {
           summary: { role: ModuleRole.Tutor, user_ids: [4] },
         },
       ]);
-      expect(changeEvents.allEvents).toEqual([
+      expect(events.allEvents).toEqual([
         {
           type: 'module.members_changed',
           data: { module_id: 10, added: [], removed: [{ user_id: 4, role: ModuleRole.Tutor }], changed: [] },
@@ -347,14 +345,14 @@ describe(PersonnelService.name, () => {
     });
 
     it('answers 409 when a named user does not hold the role, failing the whole transaction', async () => {
-      const { service, audit, changeEvents, transactions } = setup();
+      const { service, audit, events, transactions } = setup();
       await expect(service.remove('10', ADMIN, [4, 5], ModuleRole.Tutor, REMOVE)).rejects.toMatchObject({
         status: 409,
         message: ROLE_NOT_HELD_MESSAGE,
       });
       expect(transactions).toMatchObject({ opened: 1, failed: 1 });
       expect(audit.recorded).toEqual([]);
-      expect(changeEvents.allEvents).toEqual([]);
+      expect(events.allEvents).toEqual([]);
     });
 
     it('refuses a Lecturer removing a Lecturer, and a Tutor removing anyone', async () => {

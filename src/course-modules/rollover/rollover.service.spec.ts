@@ -1,7 +1,6 @@
-import { Repository } from 'typeorm';
 import { type Transaction } from '../../database/transactions.js';
 import { type ChangeEventType, type NewChangeEvent } from '../../events/change-event-types.js';
-import { CONTEXT, FakeAudit, FakeChangeEvents, FakeTransactions, NO_DATABASE } from '../../testing/fakes.js';
+import { CONTEXT, fakeWritePath, unconnectedRepository } from '../../testing/fakes.js';
 import { CourseModule } from '../modules/course-module.entity.js';
 import { CourseModulesRepository } from '../modules/course-modules.repository.js';
 import { type RolloverInput } from './dto/rollover-body.dto.js';
@@ -31,7 +30,7 @@ class FakeModules extends CourseModulesRepository {
   readonly createdMeanwhile = new Set<string>();
 
   constructor() {
-    super(new Repository(CourseModule, NO_DATABASE.manager));
+    super(unconnectedRepository(CourseModule));
   }
 
   add(code: string, year: number): string {
@@ -97,7 +96,7 @@ class FakeRoles extends ModuleRolesRepository {
     [];
 
   constructor() {
-    super(new Repository(UserModuleRole, NO_DATABASE.manager));
+    super(unconnectedRepository(UserModuleRole));
   }
 
   set(moduleId: string, members: Record<string, ModuleRole>): void {
@@ -160,9 +159,7 @@ function setUp() {
   roles.set(csc, { '7': ModuleRole.Lecturer, '8': ModuleRole.Tutor, '9': ModuleRole.Student });
   roles.set(mat, { '7': ModuleRole.Lecturer });
   roles.set(next, { '8': ModuleRole.Student });
-  const transactions = new FakeTransactions();
-  const audit = new FakeAudit();
-  const events = new FakeChangeEvents();
+  const { transactions, audit, events } = fakeWritePath();
   const service = new RolloverService(transactions, modules, roles, audit, events);
   return { service, modules, roles, transactions, audit, events };
 }

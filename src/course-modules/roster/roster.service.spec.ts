@@ -1,16 +1,8 @@
-import { Repository } from 'typeorm';
 import { PermissionDenied } from '../../core/errors.js';
 import { type CsvRow } from '../../csv/csv-reader.js';
 import { ImportHasErrors } from '../../csv/csv.errors.js';
 import { type Transaction } from '../../database/transactions.js';
-import {
-  CONTEXT,
-  DEFAULT_CONFIG,
-  FakeAudit,
-  FakeChangeEvents,
-  FakeTransactions,
-  NO_DATABASE,
-} from '../../testing/fakes.js';
+import { CONTEXT, DEFAULT_CONFIG, fakeWritePath, unconnectedRepository } from '../../testing/fakes.js';
 import { User } from '../../users/user.entity.js';
 import { UserBulkRepository } from '../../users/user-bulk.repository.js';
 import { ModuleNotFound } from '../modules/module.errors.js';
@@ -33,7 +25,7 @@ class FakeRoles extends ModuleRolesRepository {
   lecturersAfterWrite = 0;
 
   constructor(public members: Member[]) {
-    super(new Repository(UserModuleRole, NO_DATABASE.manager));
+    super(unconnectedRepository(UserModuleRole));
   }
 
   override callerRole(moduleId: string, callerId: number): Promise<ModuleRole | null | undefined> {
@@ -69,7 +61,7 @@ class FakeRoles extends ModuleRolesRepository {
 /** Users by lower-cased username and email. */
 class FakeUsers extends UserBulkRepository {
   constructor(private readonly known: { id: number; username: string }[]) {
-    super(new Repository(User, NO_DATABASE.manager));
+    super(unconnectedRepository(User));
   }
 
   override lockByNames(values: readonly string[]): Promise<Map<string, { id: number; username: string }>> {
@@ -111,13 +103,8 @@ function setUp(members: Member[]) {
     { id: 4, username: 'cy' },
     { id: 9, username: 'lee' },
   ]);
-  const transactions = new FakeTransactions();
-  const audit = new FakeAudit();
-  const events = new FakeChangeEvents();
-  const lists = new MemberListsRepository(
-    new Repository(UserModuleRole, NO_DATABASE.manager),
-    DEFAULT_CONFIG,
-  );
+  const { transactions, audit, events } = fakeWritePath();
+  const lists = new MemberListsRepository(unconnectedRepository(UserModuleRole), DEFAULT_CONFIG);
   const service = new RosterService(transactions, roles, lists, users, audit, events);
   return { roles, transactions, audit, events, service };
 }

@@ -1,15 +1,25 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, ValidateBy, ValidateIf } from 'class-validator';
+import { ApiProperty, type ApiPropertyOptions, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsEmail, IsString, Length, Matches, ValidateBy, ValidateIf } from 'class-validator';
 import {
   ACTIVE_MESSAGE,
+  ADMIN_MESSAGE,
   DISPLAY_NAME_MAX,
   DISPLAY_NAME_MESSAGE,
+  EMAIL_MESSAGE,
+  EMAIL_OPTIONS,
+  EMAIL_SCHEMA,
   EXTERNAL_ID_MAX,
   EXTERNAL_ID_MESSAGE,
   FAMILY_NAME_MESSAGE,
   GIVEN_NAME_MESSAGE,
   NAME_MAX,
+  PASSWORD_MAX,
+  PASSWORD_MESSAGE,
+  PASSWORD_MIN,
+  USERNAME_MAX,
+  USERNAME_MESSAGE,
+  USERNAME_PATTERN,
 } from '../user-rules.js';
 
 /** Code points, as docs/api.md §1 counts characters. */
@@ -74,10 +84,68 @@ export const ExternalId = () =>
     "The identity provider's id for this person; unique, case-sensitive (409 on a clash).",
   );
 
-/** `active`: optional, but null is not "absent": it is refused like any other non-boolean. */
+/**
+ * Whether a body must name the field: `required` (a new user), or `optional` (a change: an omitted field is left
+ * as it is, and the rules check a field only when it is there; null is not "absent", it is refused like any
+ * other wrong value).
+ */
+type Presence = 'required' | 'optional';
+
+/** The field's OpenAPI property and, when optional, the condition its rules run under. */
+function declared(field: string, as: Presence, property: ApiPropertyOptions) {
+  return as === 'required'
+    ? [ApiProperty(property)]
+    : [ApiPropertyOptional(property), ValidateIf((dto: Record<string, unknown>) => dto[field] !== undefined)];
+}
+
+export const Username = (as: Presence, example: string) =>
+  applyDecorators(
+    ...declared('username', as, {
+      minLength: 3,
+      maxLength: USERNAME_MAX,
+      pattern: USERNAME_PATTERN.source,
+      description: 'Unique, case-insensitively.',
+      example,
+    }),
+    IsString({ message: USERNAME_MESSAGE }),
+    Matches(USERNAME_PATTERN, { message: USERNAME_MESSAGE }),
+  );
+
+export const Email = (as: Presence, example: string) =>
+  applyDecorators(
+    ...declared('email', as, {
+      pattern: EMAIL_SCHEMA.pattern,
+      description: `${EMAIL_SCHEMA.description} Stored lower-case; unique, case-insensitively.`,
+      example,
+    }),
+    IsString({ message: EMAIL_MESSAGE }),
+    IsEmail(EMAIL_OPTIONS, { message: EMAIL_MESSAGE }),
+  );
+
+export const Password = (as: Presence, description: string, example: string) =>
+  applyDecorators(
+    ...declared('password', as, {
+      minLength: PASSWORD_MIN,
+      maxLength: PASSWORD_MAX,
+      format: 'password',
+      description,
+      example,
+    }),
+    IsString({ message: PASSWORD_MESSAGE }),
+    // class-validator's Length counts code points (surrogate pairs as one), as docs/api.md §1 asks.
+    Length(PASSWORD_MIN, PASSWORD_MAX, { message: PASSWORD_MESSAGE }),
+  );
+
+/** `admin`: optional in every body. */
+export const Admin = (property: ApiPropertyOptions) =>
+  applyDecorators(
+    ...declared('admin', 'optional', { type: 'boolean', ...property }),
+    IsBoolean({ message: ADMIN_MESSAGE }),
+  );
+
+/** `active`: optional in every body. */
 export const Active = (description: string) =>
   applyDecorators(
-    ApiPropertyOptional({ type: 'boolean', default: true, description, example: true }),
-    ValidateIf((dto: { active?: unknown }) => dto.active !== undefined),
+    ...declared('active', 'optional', { type: 'boolean', default: true, description, example: true }),
     IsBoolean({ message: ACTIVE_MESSAGE }),
   );

@@ -9,6 +9,7 @@ import {
   unsignedToken,
   type UserRow,
 } from '../../support/factories.js';
+import { failure } from '../../support/http.js';
 import { nextSecond } from '../../support/users-helpers.js';
 import { type AuthContext } from './context.js';
 
@@ -17,15 +18,11 @@ export function bearerTokenTests(ctx: AuthContext): void {
 
   describe('bearer tokens', () => {
     it('requires an Authorization header of the Bearer scheme (case-insensitive)', async () => {
-      expect((await api.get('/api/auth/me')).body).toEqual({
-        success: false,
-        data: null,
-        message: 'Authentication required',
-      });
+      expect((await api.get('/api/auth/me')).body).toEqual(failure('Authentication required'));
       for (const header of [`Basic ${tokenFor(given.user)}`, 'Bearer', 'Bearer ', tokenFor(given.user)]) {
         const res = await api.get('/api/auth/me', { headers: { authorization: header } });
         expect(res.status).toBe(401);
-        expect(res.body).toEqual({ success: false, data: null, message: 'Authentication required' });
+        expect(res.body).toEqual(failure('Authentication required'));
       }
       const lower = await api.get('/api/auth/me', {
         headers: { authorization: `bearer ${tokenFor(given.user)}` },
@@ -70,7 +67,7 @@ export function bearerTokenTests(ctx: AuthContext): void {
     ])('refuses %s with 401 Invalid or expired token', async (_name, make) => {
       const res = await api.get('/api/auth/me', { token: make(given.user) });
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ success: false, data: null, message: 'Invalid or expired token' });
+      expect(res.body).toEqual(failure('Invalid or expired token'));
     });
 
     it('refuses the token of a user deleted after it was issued', async () => {
@@ -92,7 +89,7 @@ export function bearerTokenTests(ctx: AuthContext): void {
       advanceClock(app, 3000);
       const res = await api.get('/api/auth/me', { token });
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ success: false, data: null, message: 'Invalid or expired token' });
+      expect(res.body).toEqual(failure('Invalid or expired token'));
     });
 
     it('refuses a remembered token once the password changed after it was issued', async () => {
@@ -117,11 +114,7 @@ export function bearerTokenTests(ctx: AuthContext): void {
       // An admin-only route refuses a non-admin whose token claims admin.
       const res = await api.get('/api/users', { token: forged });
       expect(res.status).toBe(403);
-      expect(res.body).toEqual({
-        success: false,
-        data: null,
-        message: 'You do not have permission to perform this action',
-      });
+      expect(res.body).toEqual(failure('You do not have permission to perform this action'));
     });
   });
 

@@ -4,8 +4,8 @@ import { type UsedTestApp } from '../../support/app.js';
 import { makeUser, type UserRow } from '../../support/factories.js';
 
 /**
- * The area's service with the user Jane.Doe made afresh before each test (in `given`); the service's clock is
- * restored after each.
+ * The area's service with the user Jane.Doe made afresh before each test (in `given`), and `signIn`, a
+ * `POST /api/auth/login` with a username and password; the service's clock is restored after each test.
  */
 export function useSignInUser({ app, api }: UsedTestApp) {
   const given = {} as { user: UserRow };
@@ -15,7 +15,10 @@ export function useSignInUser({ app, api }: UsedTestApp) {
   });
   afterEach(() => jest.restoreAllMocks());
 
-  return { app, api, given };
+  const signIn = (username: string, password: string) =>
+    api.post('/api/auth/login', { body: { username, password } });
+
+  return { app, api, given, signIn };
 }
 
 export type AuthContext = ReturnType<typeof useSignInUser>;

@@ -153,6 +153,11 @@ export function integrationTokens({ app, api }: UsedTestApp): void {
   });
 
   describe('use', () => {
+    /** The token's `last_used_at` as the admin's list shows it. */
+    const lastUsedOf = async (id: number) =>
+      (await api.get('/api/tokens', { token: adminToken })).body.data.find((t: { id: number }) => t.id === id)
+        .last_used_at as string | null;
+
     it('reads GET /api/events with the events scope, with a null actor and no admin password', async () => {
       const { token } = await newToken(['events']);
       const res = await api.get('/api/events', { token });
@@ -222,10 +227,7 @@ export function integrationTokens({ app, api }: UsedTestApp): void {
 
     it('sets last_used_at on the first use, then at most once a minute', async () => {
       const { id, token } = await newToken(['events']);
-      const lastUsed = async () =>
-        (await api.get('/api/tokens', { token: adminToken })).body.data.find(
-          (t: { id: number }) => t.id === id,
-        ).last_used_at as string | null;
+      const lastUsed = () => lastUsedOf(id);
       expect(await lastUsed()).toBeNull();
       expect((await api.get('/api/events', { token })).status).toBe(200);
       const first = await lastUsed();
@@ -251,10 +253,7 @@ export function integrationTokens({ app, api }: UsedTestApp): void {
 
     it('does not set last_used_at on a call it refuses for the scope', async () => {
       const { id, token } = await newToken(['events']);
-      const lastUsed = async () =>
-        (await api.get('/api/tokens', { token: adminToken })).body.data.find(
-          (t: { id: number }) => t.id === id,
-        ).last_used_at as string | null;
+      const lastUsed = () => lastUsedOf(id);
       expect((await api.get('/api/users', { token })).body).toEqual(INVALID);
       expect((await api.get('/api/users/export.csv', { token })).body).toEqual(INVALID);
       expect(await lastUsed()).toBeNull();

@@ -4,33 +4,20 @@ import jwt from 'jsonwebtoken';
 import { LoginThrottle } from '../../../src/auth/login-throttle.js';
 import { PasswordHasher } from '../../../src/users/password-hasher.js';
 import { DEFAULT_PASSWORD, makeUser } from '../../support/factories.js';
+import { failure } from '../../support/http.js';
+import { accountJson } from '../../support/users-helpers.js';
 import { type AuthContext } from './context.js';
 
 export function loginTests(ctx: AuthContext): void {
-  const { app, api, given } = ctx;
+  const { app, api, given, signIn } = ctx;
 
   describe('POST /api/auth/login', () => {
     it('signs in case-insensitively and returns an HS256 token with sub, admin, iat and exp', async () => {
-      const res = await api.post('/api/auth/login', {
-        body: { username: 'jane.DOE', password: DEFAULT_PASSWORD },
-      });
+      const res = await signIn('jane.DOE', DEFAULT_PASSWORD);
       expect(res.status).toBe(200);
       expect(res.body.success).toBe(true);
       expect(res.body.message).toBe('Login successful');
-      expect(res.body.data.user).toEqual({
-        id: given.user.id,
-        username: 'Jane.Doe',
-        email: given.user.email,
-        given_name: null,
-        family_name: null,
-        display_name: null,
-        active: true,
-        admin: false,
-        created_at: given.user.created_at.toISOString(),
-        updated_at: given.user.updated_at.toISOString(),
-        avatar_url: null,
-        external_id: null,
-      });
+      expect(res.body.data.user).toEqual(accountJson(given.user));
       const decoded = jwt.decode(res.body.data.token, { complete: true })!;
       expect(decoded.header.alg).toBe('HS256');
       const claims = decoded.payload as jwt.JwtPayload;
@@ -46,24 +33,18 @@ export function loginTests(ctx: AuthContext): void {
     });
 
     it('answers a wrong password and an unknown username with the same 401', async () => {
-      const wrong = await api.post('/api/auth/login', {
-        body: { username: 'jane.doe', password: 'not-the-password' },
-      });
-      const unknown = await api.post('/api/auth/login', {
-        body: { username: 'nobody', password: 'not-the-password' },
-      });
+      const wrong = await signIn('jane.doe', 'not-the-password');
+      const unknown = await signIn('nobody', 'not-the-password');
       for (const res of [wrong, unknown]) {
         expect(res.status).toBe(401);
-        expect(res.body).toEqual({ success: false, data: null, message: 'Invalid username or password' });
+        expect(res.body).toEqual(failure('Invalid username or password'));
       }
     });
 
     it('answers a username with a NUL character as a failed login, not a server error', async () => {
-      const res = await api.post('/api/auth/login', {
-        body: { username: 'jane\u0000doe', password: DEFAULT_PASSWORD },
-      });
+      const res = await signIn('jane\u0000doe', DEFAULT_PASSWORD);
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ success: false, data: null, message: 'Invalid username or password' });
+      expect(res.body).toEqual(failure('Invalid username or password'));
     });
 
     it('validates the body', async () => {
@@ -76,33 +57,21 @@ export function loginTests(ctx: AuthContext): void {
 
     it('throttles a username after 10 failures in 60 s, refusing even the right password with 429', async () => {
       for (let i = 0; i < 10; i++) {
-        const res = await api.post('/api/auth/login', {
-          body: { username: 'jane.doe', password: `wrong-${i}` },
-        });
+        const res = await signIn('jane.doe', `wrong-${i}`);
         expect(res.status).toBe(401);
       }
-      const blocked = await api.post('/api/auth/login', {
-        body: { username: 'JANE.DOE', password: DEFAULT_PASSWORD },
-      });
+      const blocked = await signIn('JANE.DOE', DEFAULT_PASSWORD);
       expect(blocked.status).toBe(429);
-      expect(blocked.body).toEqual({
-        success: false,
-        data: null,
-        message: 'Too many requests, try again later',
-      });
+      expect(blocked.body).toEqual(failure('Too many requests, try again later'));
       // Refused before the body is validated.
       expect((await api.post('/api/auth/login', { body: { username: 'jane.doe' } })).status).toBe(429);
     });
 
     it('throttles a client address after 10 failures across usernames', async () => {
       for (let i = 0; i < 10; i++) {
-        expect(
-          (await api.post('/api/auth/login', { body: { username: `ghost${i}`, password: 'x' } })).status,
-        ).toBe(401);
+        expect((await signIn(`ghost${i}`, 'x')).status).toBe(401);
       }
-      const res = await api.post('/api/auth/login', {
-        body: { username: 'jane.doe', password: DEFAULT_PASSWORD },
-      });
+      const res = await signIn('jane.doe', DEFAULT_PASSWORD);
       expect(res.status).toBe(429);
       // Throttling precedes body validation; only the framing of the body (step 0) comes first.
       expect((await api.post('/api/auth/login', { body: {} })).status).toBe(429);
@@ -111,9 +80,7 @@ export function loginTests(ctx: AuthContext): void {
 
     it('admits at most 10 of 100 concurrent wrong logins for one username (the rest 429)', async () => {
       const answers = await Promise.all(
-        Array.from({ length: 100 }, (_, i) =>
-          api.post('/api/auth/login', { body: { username: 'jane.doe', password: `wrong-${i}` } }),
-        ),
+        Array.from({ length: 100 }, (_, i) => signIn('jane.doe', `wrong-${i}`)),
       );
       const statuses = answers.map((answer) => answer.status);
       expect(statuses.filter((status) => status === 401)).toHaveLength(10);
@@ -125,40 +92,22 @@ export function loginTests(ctx: AuthContext): void {
     });
 
     it('admits at most 10 of 60 concurrent wrong logins from one address across usernames', async () => {
-      const answers = await Promise.all(
-        Array.from({ length: 60 }, (_, i) =>
-          api.post('/api/auth/login', { body: { username: `ghost${i}`, password: 'x' } }),
-        ),
-      );
+      const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => signIn(`ghost${i}`, 'x')));
       expect(answers.filter((answer) => answer.status === 401)).toHaveLength(10);
       expect(answers.filter((answer) => answer.status === 429)).toHaveLength(50);
     });
 
     it('frees the place of a successful attempt: concurrent right logins never count', async () => {
-      const right = await Promise.all(
-        Array.from({ length: 8 }, () =>
-          api.post('/api/auth/login', { body: { username: 'jane.doe', password: DEFAULT_PASSWORD } }),
-        ),
-      );
+      const right = await Promise.all(Array.from({ length: 8 }, () => signIn('jane.doe', DEFAULT_PASSWORD)));
       expect(right.map((answer) => answer.status)).toEqual(Array(8).fill(200));
       for (let i = 0; i < 9; i++) {
-        const res = await api.post('/api/auth/login', {
-          body: { username: 'jane.doe', password: `bad-${i}` },
-        });
+        const res = await signIn('jane.doe', `bad-${i}`);
         expect(res.status).toBe(401);
       }
       // 9 failures: the right password still gets in, and a 10th failure then blocks.
-      expect(
-        (await api.post('/api/auth/login', { body: { username: 'jane.doe', password: DEFAULT_PASSWORD } }))
-          .status,
-      ).toBe(200);
-      expect(
-        (await api.post('/api/auth/login', { body: { username: 'jane.doe', password: 'bad-10' } })).status,
-      ).toBe(401);
-      expect(
-        (await api.post('/api/auth/login', { body: { username: 'jane.doe', password: DEFAULT_PASSWORD } }))
-          .status,
-      ).toBe(429);
+      expect((await signIn('jane.doe', DEFAULT_PASSWORD)).status).toBe(200);
+      expect((await signIn('jane.doe', 'bad-10')).status).toBe(401);
+      expect((await signIn('jane.doe', DEFAULT_PASSWORD)).status).toBe(429);
     });
 
     it('lets 30 concurrent right logins from one address in: only failures count (a campus NAT)', async () => {
@@ -192,9 +141,7 @@ export function loginTests(ctx: AuthContext): void {
       });
       const answers = await Promise.all(
         users.map(async (one) => {
-          const answer = await api.post('/api/auth/login', {
-            body: { username: one.username, password: DEFAULT_PASSWORD },
-          });
+          const answer = await signIn(one.username, DEFAULT_PASSWORD);
           answered++;
           maybeOpen();
           return answer;
@@ -211,17 +158,15 @@ export function loginTests(ctx: AuthContext): void {
         ['ADM\u0130N', admin.password],
         ['\u212Aelvin', kelvin.password],
       ]) {
-        const res = await api.post('/api/auth/login', { body: { username, password } });
+        const res = await signIn(username, password);
         expect(res.status).toBe(401);
-        expect(res.body).toEqual({ success: false, data: null, message: 'Invalid username or password' });
+        expect(res.body).toEqual(failure('Invalid username or password'));
       }
     });
 
     it('counts only failures: successful logins never throttle', async () => {
       for (let i = 0; i < 12; i++) {
-        const res = await api.post('/api/auth/login', {
-          body: { username: 'jane.doe', password: DEFAULT_PASSWORD },
-        });
+        const res = await signIn('jane.doe', DEFAULT_PASSWORD);
         expect(res.status).toBe(200);
       }
     });

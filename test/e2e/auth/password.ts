@@ -4,13 +4,11 @@ import { nextSecond } from '../../support/users-helpers.js';
 import { type AuthContext } from './context.js';
 
 export function passwordTests(ctx: AuthContext): void {
-  const { app, api, given } = ctx;
+  const { app, api, given, signIn } = ctx;
 
   describe('PUT /api/auth/password', () => {
     it('changes the password, returns a fresh token and refuses tokens issued before', async () => {
-      const login = await api.post('/api/auth/login', {
-        body: { username: 'jane.doe', password: DEFAULT_PASSWORD },
-      });
+      const login = await signIn('jane.doe', DEFAULT_PASSWORD);
       const oldToken = login.body.data.token;
       await nextSecond();
       const res = await api.put('/api/auth/password', {
@@ -29,17 +27,8 @@ export function passwordTests(ctx: AuthContext): void {
       expect(stale.status).toBe(401);
       expect(stale.body.message).toBe('Invalid or expired token');
 
-      expect(
-        (await api.post('/api/auth/login', { body: { username: 'jane.doe', password: DEFAULT_PASSWORD } }))
-          .status,
-      ).toBe(401);
-      expect(
-        (
-          await api.post('/api/auth/login', {
-            body: { username: 'jane.doe', password: 'a-brand-new-password' },
-          })
-        ).status,
-      ).toBe(200);
+      expect((await signIn('jane.doe', DEFAULT_PASSWORD)).status).toBe(401);
+      expect((await signIn('jane.doe', 'a-brand-new-password')).status).toBe(200);
     });
 
     it('refuses a wrong current password and changes nothing', async () => {
@@ -51,10 +40,7 @@ export function passwordTests(ctx: AuthContext): void {
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ success: false, data: null, message: 'Current password is incorrect' });
       expect((await api.get('/api/auth/me', { token })).status).toBe(200);
-      expect(
-        (await api.post('/api/auth/login', { body: { username: 'jane.doe', password: DEFAULT_PASSWORD } }))
-          .status,
-      ).toBe(200);
+      expect((await signIn('jane.doe', DEFAULT_PASSWORD)).status).toBe(200);
     });
 
     it('counts a wrong current password as a failed login for the username and the address: the 11th is 429', async () => {
@@ -75,18 +61,10 @@ export function passwordTests(ctx: AuthContext): void {
         expect(res).toMatchObject({ status: 429, body: throttled });
       }
       // The same window as password login's: the username and the address are both throttled.
-      const login = await api.post('/api/auth/login', {
-        body: { username: 'jane.doe', password: DEFAULT_PASSWORD },
-      });
+      const login = await signIn('jane.doe', DEFAULT_PASSWORD);
       expect(login.status).toBe(429);
       const other = await makeUser(app.dataSource);
-      expect(
-        (
-          await api.post('/api/auth/login', {
-            body: { username: other.username, password: DEFAULT_PASSWORD },
-          })
-        ).status,
-      ).toBe(429);
+      expect((await signIn(other.username, DEFAULT_PASSWORD)).status).toBe(429);
       // Nothing changed.
       expect((await api.get('/api/auth/me', { token })).status).toBe(200);
     });

@@ -1,20 +1,18 @@
 // Part of test/authorization-matrix.e2e-spec.ts: a non-member can neither read nor change a module.
 import { type RequestBodyObject } from '@nestjs/swagger';
-import { ModuleRole } from '../../../src/course-modules/modules/module-role.js';
 import {
   assignRole,
+  failure,
   makeModule,
   makeUser,
+  ModuleRole,
   type ModuleRow,
-  tokenFor,
-  type UserRow,
-} from '../../support/factories.js';
-import {
-  addAssignmentWithFile,
-  failure,
   PERMISSION_DENIED,
+  populatedModule,
   rowsOfModule,
   storedFiles,
+  tokenFor,
+  type UserRow,
 } from '../../support/modules-fixtures.js';
 import { deref, type DocOperation } from '../../support/openapi.js';
 import { type MatrixContext } from './context.js';
@@ -31,16 +29,7 @@ export function objectLevelTests(ctx: MatrixContext): void {
 
     beforeAll(async () => {
       const ds = app.dataSource;
-      module = await makeModule(ds);
-      members = {
-        [ModuleRole.Lecturer]: await makeUser(ds),
-        [ModuleRole.AssistantLecturer]: await makeUser(ds),
-        [ModuleRole.Tutor]: await makeUser(ds),
-        [ModuleRole.Student]: await makeUser(ds),
-      };
-      for (const [role, user] of Object.entries(members))
-        await assignRole(ds, user.id, module.id, role as ModuleRole);
-      await addAssignmentWithFile(app, module.id);
+      ({ module, members } = await populatedModule(app, Object.values(ModuleRole), ['coursework']));
       // A user with no role anywhere, and the Lecturer of another module.
       const other = await makeModule(ds);
       const otherLecturer = await makeUser(ds);

@@ -1,5 +1,6 @@
 // Part of test/exports.e2e-spec.ts: who may export.
 import { tokenFor } from '../../support/factories.js';
+import { failure } from '../../support/http.js';
 import { makeIntegrationToken } from '../../support/token-fixtures.js';
 import { CANVAS, type ExportsContext, ONEROSTER } from './context.js';
 
@@ -22,14 +23,10 @@ export function exportAccess(ctx: ExportsContext): void {
         const { token } = await makeIntegrationToken(ds(), scopes);
         const res = await api.get(`${ONEROSTER}?year=2026`, { token });
         expect(res.status).toBe(401);
-        expect(res.body).toEqual({ success: false, data: null, message: 'Invalid or expired token' });
+        expect(res.body).toEqual(failure('Invalid or expired token'));
       }
       const res = await api.get(`${CANVAS}?year=2026`, { token: tokenFor(given.year.lecturer) });
-      expect(res.body).toEqual({
-        success: false,
-        data: null,
-        message: 'You do not have permission to perform this action',
-      });
+      expect(res.body).toEqual(failure('You do not have permission to perform this action'));
       expect((await api.get(`${CANVAS}?year=2026`)).status).toBe(401);
     });
 

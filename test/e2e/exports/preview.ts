@@ -1,5 +1,6 @@
 // Part of test/exports.e2e-spec.ts: preview, max_drop and the audit trail.
 import { auditEvents } from '../../support/csv.js';
+import { failure } from '../../support/http.js';
 import { makeIntegrationToken } from '../../support/token-fixtures.js';
 import { CANVAS, type ExportsContext, ONEROSTER } from './context.js';
 
@@ -52,11 +53,7 @@ export function exportPreview(ctx: ExportsContext): void {
       expect(after.body.data).toMatchObject({ enrollments: 5, previous_enrollments: 10, drop_percent: 50 });
       const refused = await api.get(`${ONEROSTER}?year=2026&max_drop=49`, { token: given.adminToken });
       expect(refused.status).toBe(409);
-      expect(refused.body).toEqual({
-        success: false,
-        data: null,
-        message: 'Export would drop 5 of 10 enrollments; the limit is 49%',
-      });
+      expect(refused.body).toEqual(failure('Export would drop 5 of 10 enrollments; the limit is 49%'));
       // Canvas keeps its own memory; a refused export is not remembered.
       expect((await preview(CANVAS)).body.data.previous_enrollments).toBeNull();
       expect((await get(`${ONEROSTER}?year=2026&max_drop=50`)).status).toBe(200);

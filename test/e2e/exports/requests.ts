@@ -1,6 +1,7 @@
 // Part of test/exports.e2e-spec.ts: user_key=external_id, the same files twice, and the requests refused.
 import { ModuleRole } from '../../../src/course-modules/modules/module-role.js';
 import { type UserRow } from '../../support/factories.js';
+import { failure } from '../../support/http.js';
 import { readZip } from '../../support/lms-zip.js';
 import { CANVAS, type ExportsContext, ONEROSTER } from './context.js';
 
@@ -19,11 +20,7 @@ export function exportRequests(ctx: ExportsContext): void {
         token: given.adminToken,
       });
       expect(res.status).toBe(422);
-      expect(res.body).toEqual({
-        success: false,
-        data: null,
-        message: `Users without a usable external_id: ${bad[0].id}, ${bad[1].id}`,
-      });
+      expect(res.body).toEqual(failure(`Users without a usable external_id: ${bad[0].id}, ${bad[1].id}`));
       const many: UserRow[] = [];
       for (let i = 0; i < 21; i++) many.push(await person());
       for (const user of many) await member(user, given.year.odd.id, ModuleRole.Student);
@@ -89,11 +86,7 @@ export function exportRequests(ctx: ExportsContext): void {
     for (const path of [ONEROSTER, CANVAS]) {
       const none = await api.get(`${path}?year=2040&preview=true`, { token: given.adminToken });
       expect(none.status).toBe(422);
-      expect(none.body).toEqual({
-        success: false,
-        data: null,
-        message: 'Nothing to export: year 2040 has no modules',
-      });
+      expect(none.body).toEqual(failure('Nothing to export: year 2040 has no modules'));
     }
   });
 }

@@ -2,7 +2,15 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tokenFor } from '../../support/factories.js';
-import { abortedUpload, eventually, image, upload, uploadFile } from '../../support/users-helpers.js';
+import { failure } from '../../support/http.js';
+import {
+  abortedUpload,
+  accountJson,
+  eventually,
+  image,
+  upload,
+  uploadFile,
+} from '../../support/users-helpers.js';
 import { waitFor } from '../../support/wait-for.js';
 import { type AvatarContext, TWO_MIB } from './context.js';
 
@@ -33,18 +41,9 @@ export function avatarUploadTests(ctx: AvatarContext): void {
         success: true,
         message: 'Avatar uploaded successfully',
         data: {
-          id: Number(given.user.id),
-          username: given.user.username,
-          email: given.user.email,
-          given_name: null,
-          family_name: null,
-          display_name: null,
-          active: true,
-          admin: false,
-          created_at: given.user.created_at.toISOString(),
+          ...accountJson(given.user),
           updated_at: expect.any(String),
           avatar_url: `/api/users/${given.user.id}/avatar`,
-          external_id: null,
         },
       });
       expect(Date.parse(res.body.data.updated_at)).toBeGreaterThan(given.user.updated_at.getTime());
@@ -112,7 +111,7 @@ export function avatarUploadTests(ctx: AvatarContext): void {
       const previous = await givenAvatar(previousBytes);
       const res = await uploadFile(app.url, given.user.id, image('png', TWO_MIB + 1), given.token);
       expect(res.status).toBe(413);
-      expect(res.body).toEqual({ success: false, data: null, message: 'File too large' });
+      expect(res.body).toEqual(failure('File too large'));
       await expectUnchanged(previous, previousBytes);
     });
 
@@ -135,7 +134,7 @@ export function avatarUploadTests(ctx: AvatarContext): void {
       const previous = await givenAvatar(previousBytes);
       const res = await uploadFile(app.url, given.user.id, bytes, given.token);
       expect(res.status).toBe(415);
-      expect(res.body).toEqual({ success: false, data: null, message: 'Unsupported file type' });
+      expect(res.body).toEqual(failure('Unsupported file type'));
       await expectUnchanged(previous, previousBytes);
     });
 
@@ -148,7 +147,7 @@ export function avatarUploadTests(ctx: AvatarContext): void {
     it('answers 400 when there is no file part', async () => {
       const res = await upload(app.url, given.user.id, [{ name: 'caption', data: 'hello' }], given.token);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ success: false, data: null, message: 'No file uploaded' });
+      expect(res.body).toEqual(failure('No file uploaded'));
     });
 
     it('answers 400 when the only file part has another name', async () => {
@@ -189,7 +188,7 @@ export function avatarUploadTests(ctx: AvatarContext): void {
       }));
       const res = await upload(app.url, given.user.id, parts, given.token);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ success: false, data: null, message: 'Only one file may be uploaded' });
+      expect(res.body).toEqual(failure('Only one file may be uploaded'));
       await expectUnchanged(previous, previousBytes);
     });
 
@@ -339,11 +338,7 @@ export function avatarUploadTests(ctx: AvatarContext): void {
               body,
             });
             expect(res.status).toBe(415);
-            expect(await res.json()).toEqual({
-              success: false,
-              data: null,
-              message: 'Unsupported content type',
-            });
+            expect(await res.json()).toEqual(failure('Unsupported content type'));
           }
         }
       });
@@ -368,7 +363,7 @@ export function avatarUploadTests(ctx: AvatarContext): void {
         for (const bytes of [image('png'), Buffer.from('text'), Buffer.alloc(0), image('png', TWO_MIB + 1)]) {
           const res = await uploadFile(app.url, 999999999, bytes, given.token);
           expect(res.status).toBe(404);
-          expect(res.body).toEqual({ success: false, data: null, message: 'User not found' });
+          expect(res.body).toEqual(failure('User not found'));
         }
         const none = await upload(app.url, 999999999, [{ name: 'caption', data: 'x' }], given.token);
         expect(none.status).toBe(404);

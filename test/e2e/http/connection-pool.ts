@@ -1,7 +1,7 @@
 // Part of test/http.e2e-spec.ts: the connection pool.
 import pg from 'pg';
 import { testDatabaseUrl, type UsedTestApp } from '../../support/app.js';
-import { makeUser, tokenFor } from '../../support/factories.js';
+import { freshAdmin } from '../../support/fresh-admin.js';
 import { poolOf } from '../../support/pool.js';
 import { waitFor } from '../../support/wait-for.js';
 
@@ -9,8 +9,7 @@ export function connectionPoolTests({ app, api }: UsedTestApp): void {
   let token: string;
 
   beforeAll(async () => {
-    await app.reset();
-    token = tokenFor(await makeUser(app.dataSource, { admin: true }));
+    ({ token } = await freshAdmin(app));
   });
 
   it('sets the configured statement timeout on its connections', async () => {

@@ -84,30 +84,12 @@ export function nodeFetchTests(ctx: EarlyAnswerContext): void {
         415,
         'Unsupported content type',
       ],
-      [
-        'POST /api/modules with 6 MiB of JSON',
-        json('POST', '/api/modules', 'application/json'),
-        413,
-        TOO_LARGE,
-      ],
-      [
-        'PUT /api/modules/1 with 6 MiB of JSON',
-        json('PUT', '/api/modules/1', 'application/json'),
-        413,
-        TOO_LARGE,
-      ],
-      [
-        'POST /api/users/bulk with 6 MiB of JSON',
-        json('POST', '/api/users/bulk', 'application/json'),
-        413,
-        TOO_LARGE,
-      ],
-      [
-        'POST /api/auth/login with 6 MiB of JSON',
-        json('POST', '/api/auth/login', 'application/json'),
-        413,
-        TOO_LARGE,
-      ],
+      ...['POST /api/modules', 'PUT /api/modules/1', 'POST /api/users/bulk', 'POST /api/auth/login'].map(
+        (route): [string, () => RemoteRequest, number, string] => {
+          const [method, path] = route.split(' ');
+          return [`${route} with 6 MiB of JSON`, json(method, path, 'application/json'), 413, TOO_LARGE];
+        },
+      ),
       ['POST /api/modules with 6 MiB of text', json('POST', '/api/modules', 'text/plain'), 415, UNSUPPORTED],
       [
         'POST /api/modules/1/students with 6 MiB of a form',

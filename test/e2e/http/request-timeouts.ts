@@ -1,7 +1,8 @@
 // Part of test/http.e2e-spec.ts: a request must arrive within REQUEST_TIMEOUT_MS.
 import net from 'node:net';
 import { type UsedTestApp } from '../../support/app.js';
-import { makeUser, tokenFor } from '../../support/factories.js';
+import { freshAdmin } from '../../support/fresh-admin.js';
+import { failure } from '../../support/http.js';
 import { waitFor } from '../../support/wait-for.js';
 
 /**
@@ -61,8 +62,7 @@ export function requestTimeoutTests({ app, api }: UsedTestApp): void {
   let adminToken: string;
 
   beforeAll(async () => {
-    await app.reset();
-    adminToken = tokenFor(await makeUser(app.dataSource, { admin: true }));
+    ({ token: adminToken } = await freshAdmin(app));
   });
 
   it('a client trickling a body is answered 408 and cut off, while other requests are served', async () => {
@@ -83,11 +83,7 @@ export function requestTimeoutTests({ app, api }: UsedTestApp): void {
       expect(lived).toBeLessThan(TIMEOUT_MS + 3000);
       expect(slow.received()).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
       expect(slow.received()).toMatch(/\r\nConnection: close\r\n/i);
-      expect(JSON.parse(slow.received().split('\r\n\r\n')[1])).toEqual({
-        success: false,
-        data: null,
-        message: 'Request timeout',
-      });
+      expect(JSON.parse(slow.received().split('\r\n\r\n')[1])).toEqual(failure('Request timeout'));
     } finally {
       slow.stop();
     }

@@ -25,49 +25,48 @@ export function reusedConnectionTests(ctx: EarlyAnswerContext): void {
       return { answer: result, writing };
     }
 
-    it('a body too large to drain is announced with Connection: close, whatever the connection read before', async () => {
+    /** Runs `test` on a new connection to the service, destroyed afterwards. */
+    async function onConnection(test: (connection: RawConnection) => Promise<void>) {
       const connection = await RawConnection.open(app.url);
       try {
+        await test(connection);
+      } finally {
+        connection.destroy();
+      }
+    }
+
+    /** `rounds` uploads with bodies small enough to drain: every answer keeps the connection. */
+    async function drainedUploads(connection: RawConnection, rounds: number) {
+      for (let round = 0; round < rounds; round++) {
+        const { answer, writing } = await earlyAnswer(connection, 3 * MIB);
+        expect(answer.headers.connection).toBe('keep-alive');
+        await writing;
+      }
+    }
+
+    it('a body too large to drain is announced with Connection: close, whatever the connection read before', () =>
+      onConnection(async (connection) => {
         // Two bodies small enough to drain: both answers keep the connection, which has now read over 6 MiB.
-        for (let round = 0; round < 2; round++) {
-          const { answer, writing } = await earlyAnswer(connection, 3 * MIB);
-          expect(answer.headers.connection).toBe('keep-alive');
-          await writing;
-        }
+        await drainedUploads(connection, 2);
         // 8 MiB cannot be drained: the answer must say the connection ends, or a client reuses it as it closes.
         const { answer } = await earlyAnswer(connection, 8 * MIB);
         expect(answer.headers.connection).toBe('close');
         await connection.serverEnd();
-      } finally {
-        connection.destroy();
-      }
-    });
+      }));
 
-    it('a drainable body after earlier requests is drained and the connection serves the next request', async () => {
-      const connection = await RawConnection.open(app.url);
-      try {
-        for (let round = 0; round < 3; round++) {
-          const { answer, writing } = await earlyAnswer(connection, 3 * MIB);
-          expect(answer.headers.connection).toBe('keep-alive');
-          await writing;
-        }
+    it('a drainable body after earlier requests is drained and the connection serves the next request', () =>
+      onConnection(async (connection) => {
+        await drainedUploads(connection, 3);
         await connection.write('GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n');
         expect((await connection.answer()).status).toBe(200);
-      } finally {
-        connection.destroy();
-      }
-    });
+      }));
 
-    it('a body without a declared length (chunked) is not waited for: the answer says Connection: close', async () => {
-      const connection = await RawConnection.open(app.url);
-      try {
+    it('a body without a declared length (chunked) is not waited for: the answer says Connection: close', () =>
+      onConnection(async (connection) => {
         const { answer } = await earlyAnswer(connection, 8 * MIB, true);
         expect(answer.headers.connection).toBe('close');
         await connection.serverEnd();
-      } finally {
-        connection.destroy();
-      }
-    });
+      }));
   });
 
   it('the service keeps serving after many early answers', async () => {

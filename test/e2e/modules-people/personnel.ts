@@ -1,26 +1,24 @@
 // Part of test/modules-people.e2e-spec.ts: a module's personnel.
 import pg from 'pg';
-import { ModuleRole } from '../../../src/course-modules/modules/module-role.js';
 import { testDatabaseUrl, type UsedTestApp } from '../../support/app.js';
-import {
-  assignRole,
-  makeModule,
-  makeUser,
-  type ModuleRow,
-  tokenFor,
-  type UserRow,
-} from '../../support/factories.js';
 import { freshAdmin } from '../../support/fresh-admin.js';
 import {
+  assignRole,
   failure,
   ids,
   INVALID_ROLE,
   INVALID_SORT,
-  OPEN_MEMBERSHIP,
+  makeModule,
+  makeUser,
+  memberJson,
+  ModuleRole,
+  type ModuleRow,
   PERMISSION_DENIED,
   roleOf,
   staffedModule,
+  tokenFor,
   userJson,
+  type UserRow,
 } from '../../support/modules-fixtures.js';
 
 const NOT_ASSIGNED = 'Some users are not assigned with this role';
@@ -55,7 +53,6 @@ export function personnelTests({ app, api }: UsedTestApp): void {
   });
 
   const path = (suffix = '', id: number | string = module.id) => `/api/modules/${id}/personnel${suffix}`;
-  const member = (user: UserRow, role: ModuleRole) => ({ ...userJson(user), role, ...OPEN_MEMBERSHIP });
 
   /** Who may list personnel and eligible users. */
   const viewers = () =>
@@ -78,10 +75,10 @@ export function personnelTests({ app, api }: UsedTestApp): void {
         success: true,
         data: {
           users: [
-            member(assistant, ModuleRole.AssistantLecturer),
-            member(lecturer, ModuleRole.Lecturer),
-            member(student, ModuleRole.Student),
-            member(tutor, ModuleRole.Tutor),
+            memberJson(assistant, ModuleRole.AssistantLecturer),
+            memberJson(lecturer, ModuleRole.Lecturer),
+            memberJson(student, ModuleRole.Student),
+            memberJson(tutor, ModuleRole.Tutor),
           ],
           page: 1,
           per_page: 20,
@@ -122,7 +119,7 @@ export function personnelTests({ app, api }: UsedTestApp): void {
       ]) {
         const res = await get(`?role=${role}`);
         expect(res.body.data).toEqual({
-          users: [member(assistant, ModuleRole.AssistantLecturer)],
+          users: [memberJson(assistant, ModuleRole.AssistantLecturer)],
           page: 1,
           per_page: 20,
           total: 1,
@@ -173,7 +170,7 @@ export function personnelTests({ app, api }: UsedTestApp): void {
 
     it('pages with clamping and reports the total', async () => {
       expect((await get('?per_page=2&page=2')).body.data).toEqual({
-        users: [member(student, ModuleRole.Student), member(tutor, ModuleRole.Tutor)],
+        users: [memberJson(student, ModuleRole.Student), memberJson(tutor, ModuleRole.Tutor)],
         page: 2,
         per_page: 2,
         total: 4,
@@ -200,7 +197,7 @@ export function personnelTests({ app, api }: UsedTestApp): void {
       // A change of case alone keeps the place (usernames sort case-insensitively) and shows the new spelling.
       await rename(tutor, 'AARON');
       expect((await get('?per_page=1')).body.data.users).toEqual([
-        { ...member(tutor, ModuleRole.Tutor), username: 'AARON', updated_at: expect.any(String) },
+        { ...memberJson(tutor, ModuleRole.Tutor), username: 'AARON', updated_at: expect.any(String) },
       ]);
     });
 

@@ -1,18 +1,20 @@
 // Part of test/modules-people.e2e-spec.ts: roster import and export.
 import http from 'node:http';
-import { ModuleRole } from '../../../src/course-modules/modules/module-role.js';
 import { type UsedTestApp } from '../../support/app.js';
 import { auditEvents, csvLines, postCsv } from '../../support/csv.js';
+import { freshAdmin } from '../../support/fresh-admin.js';
 import {
   assignRole,
+  failure,
+  INVALID_ROLE,
   makeModule,
   makeUser,
+  ModuleRole,
   type ModuleRow,
+  PERMISSION_DENIED,
   tokenFor,
   type UserRow,
-} from '../../support/factories.js';
-import { freshAdmin } from '../../support/fresh-admin.js';
-import { failure, INVALID_ROLE, PERMISSION_DENIED } from '../../support/modules-fixtures.js';
+} from '../../support/modules-fixtures.js';
 
 export function rosterTests({ app, api }: UsedTestApp): void {
   let admin: UserRow;

@@ -1,16 +1,18 @@
 // Part of test/modules-people.e2e-spec.ts: a module's students.
 import { type UsedTestApp } from '../../support/app.js';
-import { type ModuleRow, tokenFor, type UserRow } from '../../support/factories.js';
 import { freshAdmin } from '../../support/fresh-admin.js';
 import {
   failure,
   ids,
   INVALID_SORT,
-  OPEN_MEMBERSHIP,
+  memberJson,
+  ModuleRole,
+  type ModuleRow,
   PERMISSION_DENIED,
   roleOf,
   staffedModule,
-  userJson,
+  tokenFor,
+  type UserRow,
 } from '../../support/modules-fixtures.js';
 
 export function studentTests({ app, api }: UsedTestApp): void {
@@ -30,7 +32,7 @@ export function studentTests({ app, api }: UsedTestApp): void {
   });
 
   const path = (suffix = '', id: number | string = module.id) => `/api/modules/${id}/students${suffix}`;
-  const asStudent = (user: UserRow) => ({ ...userJson(user), role: 'Student', ...OPEN_MEMBERSHIP });
+  const asStudent = (user: UserRow) => memberJson(user, ModuleRole.Student);
 
   describe('GET …/students', () => {
     const get = (query = '', token = adminToken, id: number | string = module.id) =>

@@ -1,14 +1,16 @@
 // Part of test/modules-reads.e2e-spec.ts: the module list, and who sees which modules.
-import { ModuleRole } from '../../../src/course-modules/modules/module-role.js';
 import {
   assignRole,
+  failure,
+  ids,
   makeModule,
   makeUser,
+  moduleJson,
+  ModuleRole,
   type ModuleRow,
   tokenFor,
   type UserRow,
-} from '../../support/factories.js';
-import { failure, ids, moduleJson } from '../../support/modules-fixtures.js';
+} from '../../support/modules-fixtures.js';
 import { type ModuleListContext } from './context.js';
 
 export function listTests(ctx: ModuleListContext): void {

@@ -1,16 +1,19 @@
 // Part of test/modules-reads.e2e-spec.ts: one module, and the modules of the caller.
-import { ModuleRole } from '../../../src/course-modules/modules/module-role.js';
 import { type UsedTestApp } from '../../support/app.js';
+import { freshAdmin } from '../../support/fresh-admin.js';
 import {
   assignRole,
+  failure,
   makeModule,
   makeUser,
+  moduleJson,
+  ModuleRole,
   type ModuleRow,
+  PERMISSION_DENIED,
   tokenFor,
+  userJson,
   type UserRow,
-} from '../../support/factories.js';
-import { freshAdmin } from '../../support/fresh-admin.js';
-import { failure, moduleJson, PERMISSION_DENIED, userJson } from '../../support/modules-fixtures.js';
+} from '../../support/modules-fixtures.js';
 
 export function moduleReadTests({ app, api }: UsedTestApp): void {
   let admin: UserRow;

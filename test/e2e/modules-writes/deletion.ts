@@ -2,16 +2,20 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ModuleRole } from '../../../src/course-modules/modules/module-role.js';
 import { startTestApp, type UsedTestApp } from '../../support/app.js';
-import { assignRole, makeModule, makeUser, type ModuleRow, tokenFor } from '../../support/factories.js';
 import { freshAdmin } from '../../support/fresh-admin.js';
 import {
   addAssignmentWithFile,
   failure,
+  makeModule,
+  makeUser,
+  ModuleRole,
+  type ModuleRow,
   PERMISSION_DENIED,
+  populatedModule,
   rowsOfModule,
   storedFiles,
+  tokenFor,
 } from '../../support/modules-fixtures.js';
 
 const NO_ROWS = { modules: 0, user_module_roles: 0, assignments: 0, assignment_files: 0 };
@@ -24,15 +28,11 @@ export function moduleDeletion({ app, api }: UsedTestApp): void {
 
   /** A module with two role holders, two assignments and two files on disk. */
   async function populated(): Promise<{ module: ModuleRow; keys: string[] }> {
-    const module = await makeModule(app.dataSource);
-    const lecturer = await makeUser(app.dataSource);
-    const student = await makeUser(app.dataSource);
-    await assignRole(app.dataSource, lecturer.id, module.id, ModuleRole.Lecturer);
-    await assignRole(app.dataSource, student.id, module.id, ModuleRole.Student);
-    const keys = [
-      await addAssignmentWithFile(app, module.id, 'one'),
-      await addAssignmentWithFile(app, module.id, 'two'),
-    ];
+    const { module, keys } = await populatedModule(
+      app,
+      [ModuleRole.Lecturer, ModuleRole.Student],
+      ['one', 'two'],
+    );
     expect(await rowsOfModule(app.dataSource, module.id)).toEqual({
       modules: 1,
       user_module_roles: 2,

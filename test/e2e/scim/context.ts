@@ -1,7 +1,7 @@
 // What the parts of test/scim.e2e-spec.ts's route tests share: a person to provision, a SCIM client with a token
-// made afresh before each test, and helpers that build a PATCH and create the person.
+// made afresh before each test, and helpers that send a PATCH and create the person.
 import { type UsedTestApp } from '../../support/app.js';
-import { PATCH_SCHEMA, USER_SCHEMA, useScimClient } from '../../support/scim.js';
+import { patchBody, USER_SCHEMA, useScimClient } from '../../support/scim.js';
 
 export const jane = {
   schemas: [USER_SCHEMA],
@@ -24,7 +24,6 @@ export const jane = {
  */
 export function useScimRoutes({ app }: UsedTestApp) {
   const { scim, token } = useScimClient(app);
-  const patchBody = (...operations: unknown[]) => ({ schemas: [PATCH_SCHEMA], Operations: operations });
 
   const createJane = async () => {
     const res = await scim({ method: 'POST', path: '/Users', body: jane });
@@ -32,7 +31,11 @@ export function useScimRoutes({ app }: UsedTestApp) {
     return res.body as { id: string };
   };
 
-  return { app, scim, token, patchBody, createJane };
+  /** `PATCH /Users/{id}` with these operations. */
+  const patchUser = (id: string, ...operations: unknown[]) =>
+    scim({ method: 'PATCH', path: `/Users/${id}`, body: patchBody(...operations) });
+
+  return { app, scim, token, createJane, patchUser };
 }
 
 export type ScimContext = ReturnType<typeof useScimRoutes>;

@@ -4,6 +4,7 @@ import { request } from '../../support/http.js';
 import {
   LIST_SCHEMA,
   PATCH_SCHEMA,
+  patchBody,
   SCIM,
   SCIM_CONTENT_TYPE,
   scimError,
@@ -13,7 +14,7 @@ import { makeIntegrationToken } from '../../support/token-fixtures.js';
 import { jane, type ScimContext } from './context.js';
 
 export function framingAndDiscoveryTests(ctx: ScimContext): void {
-  const { app, scim, token, patchBody } = ctx;
+  const { app, scim, token } = ctx;
 
   describe('framing, authentication and scope come first, each as a SCIM error', () => {
     it('answers malformed JSON, a wrong content type and an oversized body with SCIM errors', async () => {

@@ -3,20 +3,16 @@ import pg from 'pg';
 import { testDatabaseUrl } from '../../support/app.js';
 import { makeUser, tokenFor } from '../../support/factories.js';
 import { request } from '../../support/http.js';
-import { scimError, USER_SCHEMA } from '../../support/scim.js';
+import { patchBody, scimError, USER_SCHEMA } from '../../support/scim.js';
 import { waitFor } from '../../support/wait-for.js';
 import { type ScimContext } from './context.js';
 
 export function userChangeTests(ctx: ScimContext): void {
-  const { app, scim, patchBody, createJane } = ctx;
+  const { app, scim, createJane, patchUser } = ctx;
 
   it('replaces with PUT: omitted optional attributes become null, an omitted active stays', async () => {
     const { id } = await createJane();
-    await scim({
-      method: 'PATCH',
-      path: `/Users/${id}`,
-      body: patchBody({ op: 'replace', path: 'active', value: false }),
-    });
+    await patchUser(id, { op: 'replace', path: 'active', value: false });
     const res = await scim({
       method: 'PUT',
       path: `/Users/${id}`,
@@ -45,28 +41,22 @@ export function userChangeTests(ctx: ScimContext): void {
 
   it('applies PATCH operations all or nothing, and a PATCH that changes nothing writes no audit and no event', async () => {
     const { id } = await createJane();
-    const failing = await scim({
-      method: 'PATCH',
-      path: `/Users/${id}`,
-      body: patchBody(
-        { op: 'replace', path: 'displayName', value: 'Changed' },
-        { op: 'replace', path: 'userName', value: 'not valid!' },
-      ),
-    });
+    const failing = await patchUser(
+      id,
+      { op: 'replace', path: 'displayName', value: 'Changed' },
+      { op: 'replace', path: 'userName', value: 'not valid!' },
+    );
     expect(failing.status).toBe(400);
     expect((await scim({ method: 'GET', path: `/Users/${id}` })).body.displayName).toBe('Jane Doe');
 
     const [{ n: auditBefore }] = await app.dataSource.query('SELECT count(*)::int AS n FROM audit_events');
     const [{ n: eventsBefore }] = await app.dataSource.query('SELECT count(*)::int AS n FROM change_events');
-    const same = await scim({
-      method: 'PATCH',
-      path: `/Users/${id}`,
-      body: patchBody(
-        { op: 'Replace', path: 'displayName', value: 'Jane Doe' },
-        { op: 'Add', path: 'emails[type eq "work"].value', value: 'JANE.DOE@uni.edu' },
-        { op: 'replace', value: { 'name.givenName': 'Jane', active: 'True', title: 'Dr' } },
-      ),
-    });
+    const same = await patchUser(
+      id,
+      { op: 'Replace', path: 'displayName', value: 'Jane Doe' },
+      { op: 'Add', path: 'emails[type eq "work"].value', value: 'JANE.DOE@uni.edu' },
+      { op: 'replace', value: { 'name.givenName': 'Jane', active: 'True', title: 'Dr' } },
+    );
     expect(same.status).toBe(200);
     expect(await app.dataSource.query('SELECT count(*)::int AS n FROM audit_events')).toEqual([
       { n: auditBefore },
@@ -79,7 +69,7 @@ export function userChangeTests(ctx: ScimContext): void {
   it('applies every documented path, path-less objects with dotted keys or nested objects, and removes', async () => {
     const { id } = await createJane();
     const patch = async (...operations: unknown[]) => {
-      const res = await scim({ method: 'PATCH', path: `/Users/${id}`, body: patchBody(...operations) });
+      const res = await patchUser(id, ...operations);
       expect(res.status).toBe(200);
       return res.body;
     };
@@ -132,11 +122,7 @@ export function userChangeTests(ctx: ScimContext): void {
         { op: 'add', path: 'phoneNumbers[type eq "work"].value', value: '123' },
       ),
     ).toMatchObject({ emails: [{ value: 'p@uni.edu' }] });
-    const noEmail = await scim({
-      method: 'PATCH',
-      path: `/Users/${id}`,
-      body: patchBody({ op: 'remove', path: 'emails' }),
-    });
+    const noEmail = await patchUser(id, { op: 'remove', path: 'emails' });
     expect(noEmail.body).toEqual(
       scimError(400, 'A user needs an email address (emails[].value)', 'invalidValue'),
     );
@@ -172,11 +158,7 @@ export function userChangeTests(ctx: ScimContext): void {
         body: { active: false },
       });
       await waitFor(async () => (await lockWaiters()) === 1, { what: 'the deactivation waiting' });
-      const rename = scim({
-        method: 'PATCH',
-        path: `/Users/${id}`,
-        body: patchBody({ op: 'replace', path: 'userName', value: 'jane.smith@uni.edu' }),
-      });
+      const rename = patchUser(id, { op: 'replace', path: 'userName', value: 'jane.smith@uni.edu' });
       await waitFor(async () => (await lockWaiters()) === 2, { what: 'the rename waiting behind it' });
       await holder.query('COMMIT');
       expect((await deactivation).status).toBe(200);
@@ -250,11 +232,7 @@ export function userChangeTests(ctx: ScimContext): void {
     expect(await app.dataSource.query('SELECT action FROM audit_events')).toEqual([]);
     expect(await app.dataSource.query('SELECT type FROM change_events')).toEqual([]);
     // Validation (400) and existence (404) come first, as everywhere.
-    const bad = await scim({
-      method: 'PATCH',
-      path: `/Users/${id}`,
-      body: patchBody({ op: 'replace', path: 'active', value: 'maybe' }),
-    });
+    const bad = await patchUser(id, { op: 'replace', path: 'active', value: 'maybe' });
     expect(bad.body).toEqual(scimError(400, 'active must be a boolean', 'invalidValue'));
     const badPut = await scim({ method: 'PUT', path: `/Users/${id}`, body: { userName: 'admin' } });
     expect(badPut.status).toBe(400);

@@ -1,9 +1,9 @@
 // Part of test/scim.e2e-spec.ts: creating, reading, listing and filtering Users.
-import { LIST_SCHEMA, scimError, USER_SCHEMA } from '../../support/scim.js';
+import { emptyListResponse, LIST_SCHEMA, scimError, USER_SCHEMA } from '../../support/scim.js';
 import { jane, type ScimContext } from './context.js';
 
 export function userCreateAndReadTests(ctx: ScimContext): void {
-  const { app, scim, patchBody, createJane } = ctx;
+  const { app, scim, createJane, patchUser } = ctx;
 
   it('creates a user with no password and no admin rights, answers 201 with an absolute Location', async () => {
     const res = await scim({ method: 'POST', path: '/Users', body: jane });
@@ -37,11 +37,7 @@ export function userCreateAndReadTests(ctx: ScimContext): void {
 
   it('audits SCIM writes with a null actor, via scim and the token id, and writes the change events', async () => {
     const { id } = await createJane();
-    await scim({
-      method: 'PATCH',
-      path: `/Users/${id}`,
-      body: patchBody({ op: 'replace', path: 'displayName', value: 'Dr Jane Doe' }),
-    });
+    await patchUser(id, { op: 'replace', path: 'displayName', value: 'Dr Jane Doe' });
     expect((await scim({ method: 'DELETE', path: `/Users/${id}` })).status).toBe(204);
     const [{ id: tokenId }] = await app.dataSource.query('SELECT id FROM integration_tokens');
     const audit = await app.dataSource.query(
@@ -168,13 +164,7 @@ export function userCreateAndReadTests(ctx: ScimContext): void {
     expect(page.body.Resources.map((r: { id: string }) => r.id)).toEqual([ids[1], ids[2]]);
     expect(page.body.Resources[1].active).toBe(false);
     const none = await scim({ method: 'GET', path: '/Users?count=0' });
-    expect(none.body).toEqual({
-      schemas: [LIST_SCHEMA],
-      totalResults: 5,
-      startIndex: 1,
-      itemsPerPage: 0,
-      Resources: [],
-    });
+    expect(none.body).toEqual(emptyListResponse(5));
     const clamped = await scim({ method: 'GET', path: '/Users?startIndex=-3&count=5000' });
     expect(clamped.body).toMatchObject({ startIndex: 1, itemsPerPage: 5 });
     const bad = await scim({ method: 'GET', path: '/Users?startIndex=abc' });

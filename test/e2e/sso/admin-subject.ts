@@ -1,28 +1,14 @@
 // Part of test/sso.e2e-spec.ts: ADMIN_OIDC_SUBJECT.
 import { AdminBootstrap } from '../../../src/auth/admin-bootstrap.js';
-import { startTestApp, type TestApp } from '../../support/app.js';
 import { makeUser } from '../../support/factories.js';
-import { client, type Client } from '../../support/http.js';
-import { TestIdp } from '../../support/idp.js';
-import { oidcSettings } from '../../support/oidc-settings.js';
-import { bindUser } from './context.js';
+import { useTestIdpAndApp } from '../../support/oidc-settings.js';
+import { bindingOf, bindUser } from './context.js';
 
 export function adminSubject(): void {
-  let idp: TestIdp;
-  let app: TestApp;
-  let api: Client;
-  beforeAll(async () => {
-    idp = await TestIdp.start();
-    app = await startTestApp({
-      ...oidcSettings(idp.issuer, { adminSubject: 'subject-of-the-first-admin' }),
-      passwordLogin: false,
-    });
-    api = client(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await idp?.stop();
-  });
+  const { idp, app, api } = useTestIdpAndApp(
+    { adminSubject: 'subject-of-the-first-admin' },
+    { passwordLogin: false },
+  );
   beforeEach(() => app.reset());
   // The spec's next describe (PASSWORD_LOGIN=false, test/e2e/sso/password-login-off.ts) expects an empty audit trail.
   afterEach(() => app.reset());
@@ -52,13 +38,12 @@ export function adminSubject(): void {
   it('binds an existing unbound bootstrap admin, and leaves a bound one as it is', async () => {
     const admin = await makeUser(app.dataSource, { username: 'admin', admin: true });
     await bootstrap();
-    expect(
-      await app.dataSource.query(`SELECT sso_issuer, sso_subject FROM users WHERE id = $1`, [admin.id]),
-    ).toEqual([{ sso_issuer: idp.issuer, sso_subject: 'subject-of-the-first-admin' }]);
+    expect(await bindingOf(app, admin.id)).toEqual({
+      sso_issuer: idp.issuer,
+      sso_subject: 'subject-of-the-first-admin',
+    });
     await bindUser(app, admin.id, idp.issuer, 'subject-linked-later');
     await bootstrap();
-    expect(await app.dataSource.query(`SELECT sso_subject FROM users WHERE id = $1`, [admin.id])).toEqual([
-      { sso_subject: 'subject-linked-later' },
-    ]);
+    expect(await bindingOf(app, admin.id)).toMatchObject({ sso_subject: 'subject-linked-later' });
   });
 }

@@ -1,22 +1,19 @@
 // Part of test/sso.e2e-spec.ts: binding a user to the IdP's (iss, sub), and administrators reached only through it.
 import { makeUser, tokenFor } from '../../support/factories.js';
-import { bindUser, INVALID, NO_ACCOUNT, type SsoContext } from './context.js';
+import { bindingOf, bindUser, expectNoAccount, INVALID, type SsoContext } from './context.js';
 
 export function bindingTests(ctx: SsoContext): void {
   const { app, api, idp } = ctx;
 
   describe("binding a user to the IdP's (iss, sub)", () => {
-    const bindingOf = async (id: number) =>
-      (await app.dataSource.query(`SELECT sso_issuer, sso_subject FROM users WHERE id = $1`, [id]))[0] as {
-        sso_issuer: string | null;
-        sso_subject: string | null;
-      };
-
     it('binds on first sign-in; a renamed account still reaches its user; another sub naming it gets 403', async () => {
       const anna = await makeUser(app.dataSource, { username: 'anna' });
       const first = await idp.accessToken({ preferred_username: 'Anna', sub: 'subject-of-anna' });
       expect((await api.get('/api/auth/me', { token: first })).body.data.id).toBe(anna.id);
-      expect(await bindingOf(anna.id)).toEqual({ sso_issuer: idp.issuer, sso_subject: 'subject-of-anna' });
+      expect(await bindingOf(app, anna.id)).toEqual({
+        sso_issuer: idp.issuer,
+        sso_subject: 'subject-of-anna',
+      });
 
       // Renamed at the IdP: the sub still names her.
       const renamed = await idp.accessToken({ preferred_username: 'anna.married', sub: 'subject-of-anna' });
@@ -28,12 +25,12 @@ export function bindingTests(ctx: SsoContext): void {
         sub: 'subject-of-someone-else',
         email: 'new.anna@example.edu',
       });
-      expect(await api.get('/api/auth/me', { token: impostor })).toMatchObject({
-        status: 403,
-        body: NO_ACCOUNT,
-      });
+      await expectNoAccount(api, impostor);
       expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM users`)).toEqual([{ n: 1 }]);
-      expect(await bindingOf(anna.id)).toEqual({ sso_issuer: idp.issuer, sso_subject: 'subject-of-anna' });
+      expect(await bindingOf(app, anna.id)).toEqual({
+        sso_issuer: idp.issuer,
+        sso_subject: 'subject-of-anna',
+      });
     });
 
     it('answers 401 for a token without a sub, and for a bound sub without the username claim', async () => {
@@ -42,7 +39,7 @@ export function bindingTests(ctx: SsoContext): void {
         const token = await idp.mint({ preferred_username: 'bob', sub });
         expect(await api.get('/api/auth/me', { token })).toMatchObject({ status: 401, body: INVALID });
       }
-      expect(await bindingOf(bob.id)).toEqual({ sso_issuer: null, sso_subject: null });
+      expect(await bindingOf(app, bob.id)).toEqual({ sso_issuer: null, sso_subject: null });
       const bound = await idp.accessToken({ preferred_username: 'bob', sub: 'subject-of-bob' });
       expect((await api.get('/api/auth/me', { token: bound })).status).toBe(200);
       const nameless = await idp.accessToken({ sub: 'subject-of-bob' });
@@ -70,7 +67,7 @@ export function bindingTests(ctx: SsoContext): void {
         status: 401,
         body: INVALID,
       });
-      expect(await bindingOf(dana.id)).toEqual({ sso_issuer: null, sso_subject: null });
+      expect(await bindingOf(app, dana.id)).toEqual({ sso_issuer: null, sso_subject: null });
 
       const reactivated = await api.put(`/api/users/${dana.id}`, {
         token: tokenFor(admin),
@@ -80,7 +77,10 @@ export function bindingTests(ctx: SsoContext): void {
       // Dana herself comes back and binds her account; the newcomer's refused token gave them no claim to it.
       const returning = await idp.accessToken({ preferred_username: 'dana', sub: 'subject-of-dana' });
       expect((await api.get('/api/auth/me', { token: returning })).body.data.id).toBe(dana.id);
-      expect(await bindingOf(dana.id)).toEqual({ sso_issuer: idp.issuer, sso_subject: 'subject-of-dana' });
+      expect(await bindingOf(app, dana.id)).toEqual({
+        sso_issuer: idp.issuer,
+        sso_subject: 'subject-of-dana',
+      });
     });
 
     it('binds a user created on first sight to the token that created it', async () => {
@@ -91,7 +91,7 @@ export function bindingTests(ctx: SsoContext): void {
       });
       const me = await api.get('/api/auth/me', { token });
       expect(me.status).toBe(200);
-      expect(await bindingOf(me.body.data.id)).toEqual({
+      expect(await bindingOf(app, me.body.data.id)).toEqual({
         sso_issuer: idp.issuer,
         sso_subject: 'subject-of-fresh',
       });
@@ -100,10 +100,7 @@ export function bindingTests(ctx: SsoContext): void {
         sub: 'subject-of-another',
         email: 'fresh.face@example.edu',
       });
-      expect(await api.get('/api/auth/me', { token: other })).toMatchObject({
-        status: 403,
-        body: NO_ACCOUNT,
-      });
+      await expectNoAccount(api, other);
     });
 
     it('DELETE /api/users/{user_id}/sso-binding clears it (admin, audited); the next token binds again', async () => {
@@ -124,7 +121,7 @@ export function bindingTests(ctx: SsoContext): void {
         message: 'Single sign-on binding removed',
         data: { id: carl.id, username: 'carl', email: carl.email, admin: false },
       });
-      expect(await bindingOf(carl.id)).toEqual({ sso_issuer: null, sso_subject: null });
+      expect(await bindingOf(app, carl.id)).toEqual({ sso_issuer: null, sso_subject: null });
       expect(
         await app.dataSource.query(
           `SELECT actor_id, action, target_type, target_ids, summary FROM audit_events WHERE action <> 'user.create'`,
@@ -140,7 +137,7 @@ export function bindingTests(ctx: SsoContext): void {
       ]);
 
       expect((await api.get('/api/auth/me', { token: await successor() })).body.data.id).toBe(carl.id);
-      expect(await bindingOf(carl.id)).toEqual({
+      expect(await bindingOf(app, carl.id)).toEqual({
         sso_issuer: idp.issuer,
         sso_subject: 'subject-of-new-carl',
       });
@@ -155,12 +152,6 @@ export function bindingTests(ctx: SsoContext): void {
   });
 
   describe('administrators are reached only through their binding', () => {
-    const bindingOf = async (id: number) =>
-      (await app.dataSource.query(`SELECT sso_issuer, sso_subject FROM users WHERE id = $1`, [id]))[0] as {
-        sso_issuer: string | null;
-        sso_subject: string | null;
-      };
-
     it('never binds an admin at first sight: whoever names an unbound admin gets 403, and nothing is stored', async () => {
       const admin = await makeUser(app.dataSource, { username: 'admin', admin: true });
       for (const name of ['admin', 'ADMIN']) {
@@ -169,9 +160,9 @@ export function bindingTests(ctx: SsoContext): void {
           sub: `subject-of-an-attacker-${name}`,
           email: 'attacker@example.edu',
         });
-        expect(await api.get('/api/auth/me', { token })).toMatchObject({ status: 403, body: NO_ACCOUNT });
+        await expectNoAccount(api, token);
       }
-      expect(await bindingOf(admin.id)).toEqual({ sso_issuer: null, sso_subject: null });
+      expect(await bindingOf(app, admin.id)).toEqual({ sso_issuer: null, sso_subject: null });
       // OIDC_CREATE_USERS is on here: still nobody created.
       expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM users`)).toEqual([{ n: 1 }]);
       expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM audit_events`)).toEqual([{ n: 0 }]);
@@ -183,10 +174,7 @@ export function bindingTests(ctx: SsoContext): void {
       const own = await idp.accessToken({ preferred_username: 'head.renamed', sub: 'subject-of-head' });
       expect((await api.get('/api/users', { token: own })).status).toBe(200);
       const other = await idp.accessToken({ preferred_username: 'head', sub: 'subject-of-someone' });
-      expect(await api.get('/api/auth/me', { token: other })).toMatchObject({
-        status: 403,
-        body: NO_ACCOUNT,
-      });
+      await expectNoAccount(api, other);
     });
 
     it('keeps the binding of a user promoted to admin after binding', async () => {
@@ -201,7 +189,10 @@ export function bindingTests(ctx: SsoContext): void {
       expect(promoted.status).toBe(200);
       const later = await idp.accessToken({ preferred_username: 'erin', sub: 'subject-of-erin' });
       expect((await api.get('/api/users', { token: later })).status).toBe(200);
-      expect(await bindingOf(erin.id)).toEqual({ sso_issuer: idp.issuer, sso_subject: 'subject-of-erin' });
+      expect(await bindingOf(app, erin.id)).toEqual({
+        sso_issuer: idp.issuer,
+        sso_subject: 'subject-of-erin',
+      });
     });
   });
 }

@@ -2,7 +2,7 @@
 import { base64url, decodeJwt, SignJWT } from 'jose';
 import { makeUser, unsignedToken } from '../../support/factories.js';
 import { makeSigningKey, TEST_AUDIENCE, TestIdp } from '../../support/idp.js';
-import { bindUser, INVALID, NO_ACCOUNT, type SsoContext } from './context.js';
+import { bindUser, expectNoAccount, INVALID, type SsoContext } from './context.js';
 
 export function claimAndRefusalTests(ctx: SsoContext): void {
   const { app, api, idp } = ctx;
@@ -17,7 +17,7 @@ export function claimAndRefusalTests(ctx: SsoContext): void {
           sub: `subject-${name}`,
           email: 'someone@example.edu',
         });
-        expect(await api.get('/api/auth/me', { token })).toMatchObject({ status: 403, body: NO_ACCOUNT });
+        await expectNoAccount(api, token);
       }
       const users = await app.dataSource.query(`SELECT id, sso_subject FROM users ORDER BY id`);
       expect(users).toEqual([
@@ -34,10 +34,7 @@ export function claimAndRefusalTests(ctx: SsoContext): void {
         email: 'unverified@example.edu',
         email_verified: false,
       });
-      expect(await api.get('/api/auth/me', { token: unverified })).toMatchObject({
-        status: 403,
-        body: NO_ACCOUNT,
-      });
+      await expectNoAccount(api, unverified);
       expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM users`)).toEqual([{ n: 0 }]);
       expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM audit_events`)).toEqual([{ n: 0 }]);
       const verified = await idp.accessToken({

@@ -1,31 +1,12 @@
 // Part of test/sso.e2e-spec.ts: OIDC_EXTERNAL_ID_CLAIM.
-import { startTestApp, type TestApp } from '../../support/app.js';
 import { makeUser, tokenFor } from '../../support/factories.js';
-import { client, type Client } from '../../support/http.js';
-import { TestIdp } from '../../support/idp.js';
-import { oidcSettings } from '../../support/oidc-settings.js';
+import { useTestIdpAndApp } from '../../support/oidc-settings.js';
 import { eventually } from '../../support/users-helpers.js';
-import { bindUser, INVALID, NO_ACCOUNT } from './context.js';
+import { bindingOf, bindUser, expectNoAccount, INVALID, NO_ACCOUNT } from './context.js';
 
 export function externalIdClaim(): void {
-  let idp: TestIdp;
-  let app: TestApp;
-  let api: Client;
-  beforeAll(async () => {
-    idp = await TestIdp.start();
-    app = await startTestApp(oidcSettings(idp.issuer, { externalIdClaim: 'oid', createUsers: true }));
-    api = client(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await idp?.stop();
-  });
+  const { idp, app, api } = useTestIdpAndApp({ externalIdClaim: 'oid', createUsers: true });
   beforeEach(() => app.reset());
-
-  const bindingOf = async (id: number) =>
-    (await app.dataSource.query(`SELECT sso_subject FROM users WHERE id = $1`, [id]))[0] as {
-      sso_subject: string | null;
-    };
 
   it('reaches the user whose external_id equals the claim, before the binding and the username, binding nothing', async () => {
     const jane = await makeUser(app.dataSource, { username: 'jane.doe@uni.edu' });
@@ -45,7 +26,7 @@ export function externalIdClaim(): void {
       id: jane.id,
       external_id: 'oid-of-jane',
     });
-    expect(await bindingOf(jane.id)).toEqual({ sso_subject: null });
+    expect(await bindingOf(app, jane.id)).toMatchObject({ sso_subject: null });
   });
 
   it('falls back to the binding and the username when no user holds the claim; the claim is compared exactly', async () => {
@@ -57,7 +38,7 @@ export function externalIdClaim(): void {
       oid: 'oid-of-jane',
     });
     expect((await api.get('/api/auth/me', { token })).body.data.id).toBe(jane.id);
-    expect(await bindingOf(jane.id)).toEqual({ sso_subject: 'sub-of-jane' });
+    expect(await bindingOf(app, jane.id)).toMatchObject({ sso_subject: 'sub-of-jane' });
   });
 
   it("never reaches an admin through the claim unless the admin is bound to the token's (iss, sub)", async () => {
@@ -69,11 +50,8 @@ export function externalIdClaim(): void {
       email: 'mallory@example.edu',
       oid: 'oid-of-chief',
     });
-    expect(await api.get('/api/auth/me', { token: stranger })).toMatchObject({
-      status: 403,
-      body: NO_ACCOUNT,
-    });
-    expect(await bindingOf(admin.id)).toEqual({ sso_subject: null });
+    await expectNoAccount(api, stranger);
+    expect(await bindingOf(app, admin.id)).toMatchObject({ sso_subject: null });
     expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM users`)).toEqual([{ n: 1 }]);
 
     await bindUser(app, admin.id, idp.issuer, 'sub-of-chief');
@@ -88,7 +66,7 @@ export function externalIdClaim(): void {
       sub: 'sub-of-mallory',
       oid: 'oid-of-chief',
     });
-    expect(await api.get('/api/auth/me', { token: again })).toMatchObject({ status: 403, body: NO_ACCOUNT });
+    await expectNoAccount(api, again);
   });
 
   it('stops reaching a user matched by the claim once the user is made an admin (within the user cache bound)', async () => {

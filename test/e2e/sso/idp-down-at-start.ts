@@ -6,7 +6,7 @@ import { client, type Client } from '../../support/http.js';
 import { freePort, makeSigningKey, TestIdp } from '../../support/idp.js';
 import { oidcSettings } from '../../support/oidc-settings.js';
 import { eventually } from '../../support/users-helpers.js';
-import { INVALID, NO_ACCOUNT } from './context.js';
+import { expectNoAccount, INVALID } from './context.js';
 
 export function idpDownAtStart(): void {
   let idp: TestIdp;
@@ -50,7 +50,7 @@ export function idpDownAtStart(): void {
 
   it('answers 403 for a person without a local user when users are not created', async () => {
     const token = await idp.accessToken({ preferred_username: 'stranger', email: 'stranger@example.edu' });
-    expect(await api.get('/api/auth/me', { token })).toMatchObject({ status: 403, body: NO_ACCOUNT });
+    await expectNoAccount(api, token);
     expect(await app.dataSource.query(`SELECT id FROM users WHERE username = 'stranger'`)).toEqual([]);
   });
 

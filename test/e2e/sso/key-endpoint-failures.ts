@@ -1,20 +1,13 @@
 // Part of test/sso.e2e-spec.ts: the IdP's key endpoint failing.
-import { startTestApp, type TestApp } from '../../support/app.js';
 import { makeUser } from '../../support/factories.js';
-import { client, type Client } from '../../support/http.js';
-import { makeSigningKey, TestIdp } from '../../support/idp.js';
-import { oidcSettings } from '../../support/oidc-settings.js';
+import { makeSigningKey } from '../../support/idp.js';
+import { useTestIdpAndApp } from '../../support/oidc-settings.js';
 import { eventually } from '../../support/users-helpers.js';
 
 export function keyEndpointFailures(): void {
-  let idp: TestIdp;
-  let app: TestApp;
-  let api: Client;
+  const { idp, app, api } = useTestIdpAndApp({ refetchCooldownMs: 1000, keysMaxAgeMs: 1500 });
 
   beforeAll(async () => {
-    idp = await TestIdp.start();
-    app = await startTestApp(oidcSettings(idp.issuer, { refetchCooldownMs: 1000, keysMaxAgeMs: 1500 }));
-    api = client(app.url);
     await makeUser(app.dataSource, { username: 'steady' });
     // The keys are fetched once the IdP is discovered.
     await eventually(
@@ -23,10 +16,6 @@ export function keyEndpointFailures(): void {
           .status === 200,
       5000,
     );
-  });
-  afterAll(async () => {
-    await app?.close();
-    await idp?.stop();
   });
   afterEach(() => {
     idp.jwksFailure = 'none';

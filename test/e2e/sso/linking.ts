@@ -1,16 +1,11 @@
 // Part of test/sso.e2e-spec.ts: linking an administrator to their identity at the IdP.
 import { DEFAULT_PASSWORD, makeUser, tokenFor } from '../../support/factories.js';
-import { bindUser, INVALID, NO_ACCOUNT, type SsoContext } from './context.js';
+import { bindingOf, bindUser, expectNoAccount, INVALID, NO_ACCOUNT, type SsoContext } from './context.js';
 
 export function linkingTests(ctx: SsoContext): void {
   const { app, api, idp } = ctx;
 
   describe('linking an administrator to their identity at the IdP', () => {
-    const bindingOf = async (id: number) =>
-      (await app.dataSource.query(`SELECT sso_issuer, sso_subject FROM users WHERE id = $1`, [id]))[0] as {
-        sso_issuer: string | null;
-        sso_subject: string | null;
-      };
     const SET = 'Single sign-on binding set';
     const TAKEN = { success: false, data: null, message: 'This identity is bound to another user' };
 
@@ -21,10 +16,7 @@ export function linkingTests(ctx: SsoContext): void {
       });
       const session = login.body.data.token as string;
       const idpToken = await idp.accessToken({ preferred_username: 'root.at.idp', sub: 'subject-of-root' });
-      expect(await api.get('/api/auth/me', { token: idpToken })).toMatchObject({
-        status: 403,
-        body: NO_ACCOUNT,
-      });
+      await expectNoAccount(api, idpToken);
 
       const res = await api.post('/api/auth/sso-binding', { token: session, body: { token: idpToken } });
       expect(res.status).toBe(200);
@@ -33,7 +25,10 @@ export function linkingTests(ctx: SsoContext): void {
         message: SET,
         data: { id: root.id, username: 'root', admin: true },
       });
-      expect(await bindingOf(root.id)).toEqual({ sso_issuer: idp.issuer, sso_subject: 'subject-of-root' });
+      expect(await bindingOf(app, root.id)).toEqual({
+        sso_issuer: idp.issuer,
+        sso_subject: 'subject-of-root',
+      });
       expect(
         await app.dataSource.query(
           `SELECT actor_id, action, target_type, target_ids, summary FROM audit_events`,
@@ -91,7 +86,7 @@ export function linkingTests(ctx: SsoContext): void {
         status: 409,
         body: TAKEN,
       });
-      expect(await bindingOf(root.id)).toEqual({ sso_issuer: null, sso_subject: null });
+      expect(await bindingOf(app, root.id)).toEqual({ sso_issuer: null, sso_subject: null });
       const plain = await idp.accessToken({ preferred_username: 'other', sub: 'subject-of-other' });
       expect(
         await api.post('/api/auth/sso-binding', { token: tokenFor(other), body: { token: plain } }),
@@ -117,7 +112,10 @@ export function linkingTests(ctx: SsoContext): void {
         status: 200,
         body: { success: true, message: SET, data: { id: dean.id, username: 'dean' } },
       });
-      expect(await bindingOf(dean.id)).toEqual({ sso_issuer: idp.issuer, sso_subject: 'subject-of-dean' });
+      expect(await bindingOf(app, dean.id)).toEqual({
+        sso_issuer: idp.issuer,
+        sso_subject: 'subject-of-dean',
+      });
       expect(await app.dataSource.query(`SELECT actor_id, summary FROM audit_events`)).toEqual([
         {
           actor_id: admin.id,
@@ -167,12 +165,12 @@ export function linkingTests(ctx: SsoContext): void {
         status: 409,
         body: TAKEN,
       });
-      expect(await bindingOf(dean.id)).toEqual({ sso_issuer: null, sso_subject: null });
+      expect(await bindingOf(app, dean.id)).toEqual({ sso_issuer: null, sso_subject: null });
       expect(await app.dataSource.query(`SELECT count(*)::int AS n FROM audit_events`)).toEqual([{ n: 0 }]);
       // The longest accepted values.
       const long = { issuer: 'i'.repeat(255), subject: 's'.repeat(255) };
       expect((await put(dean.id, long)).status).toBe(200);
-      expect(await bindingOf(dean.id)).toEqual({ sso_issuer: long.issuer, sso_subject: long.subject });
+      expect(await bindingOf(app, dean.id)).toEqual({ sso_issuer: long.issuer, sso_subject: long.subject });
     });
   });
 }

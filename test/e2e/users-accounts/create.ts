@@ -3,6 +3,7 @@ import { USER_ACCOUNT_FIELDS } from '../../../src/users/user.shape.js';
 import { type UsedTestApp } from '../../support/app.js';
 import { makeUser, tokenFor } from '../../support/factories.js';
 import { freshAdmin } from '../../support/fresh-admin.js';
+import { failure } from '../../support/http.js';
 
 const PASSWORD_MESSAGE = 'Password must be 8-128 characters';
 const USERNAME_MESSAGE = "Username must be 3-128 characters of letters, digits, '.', '_', '-', '@' or '+'";
@@ -121,7 +122,7 @@ export function createTests({ app, api }: UsedTestApp): void {
         headers: { 'content-type': 'application/json' },
         body: '',
       });
-      expect(empty.body).toEqual({ success: false, data: null, message: 'Malformed JSON body' });
+      expect(empty.body).toEqual(failure('Malformed JSON body'));
     });
 
     it('answers 415 for a body that is not JSON', async () => {
@@ -138,11 +139,7 @@ export function createTests({ app, api }: UsedTestApp): void {
       await makeUser(app.dataSource, { username: 'JSmith', email: 'other@example.edu' });
       const res = await create(valid);
       expect(res.status).toBe(409);
-      expect(res.body).toEqual({
-        success: false,
-        data: null,
-        message: 'A user with this username already exists',
-      });
+      expect(res.body).toEqual(failure('A user with this username already exists'));
       expect(await userCount()).toBe(2);
     });
 
@@ -213,11 +210,7 @@ export function createTests({ app, api }: UsedTestApp): void {
         users: [entry('ann', { password: 'short' }), entry('ben'), entry('cat', { email: 'nope' })],
       });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({
-        success: false,
-        data: null,
-        message: `users[0]: ${PASSWORD_MESSAGE}; users[2]: ${EMAIL_MESSAGE}`,
-      });
+      expect(res.body).toEqual(failure(`users[0]: ${PASSWORD_MESSAGE}; users[2]: ${EMAIL_MESSAGE}`));
       expect(await userCount()).toBe(1);
     });
 
@@ -252,11 +245,9 @@ export function createTests({ app, api }: UsedTestApp): void {
         ],
       });
       expect(res.status).toBe(409);
-      expect(res.body).toEqual({
-        success: false,
-        data: null,
-        message: 'A user with this username or email already exists: ALICE, Bob@Example.EDU',
-      });
+      expect(res.body).toEqual(
+        failure('A user with this username or email already exists: ALICE, Bob@Example.EDU'),
+      );
       expect(await userCount()).toBe(3);
     });
 

@@ -1,7 +1,7 @@
 // Part of test/users-accounts.e2e-spec.ts: inactive users, signing in with a password, a token or the IdP.
 import { jest } from '@jest/globals';
 import { ModuleRole } from '../../../src/course-modules/modules/module-role.js';
-import { startTestApp, type TestApp, type UsedTestApp } from '../../support/app.js';
+import { type UsedTestApp } from '../../support/app.js';
 import { advanceClock } from '../../support/clock.js';
 import { auditEvents } from '../../support/csv.js';
 import {
@@ -13,12 +13,11 @@ import {
   type UserRow,
 } from '../../support/factories.js';
 import { freshAdmin } from '../../support/fresh-admin.js';
-import { client, type Client } from '../../support/http.js';
-import { TestIdp } from '../../support/idp.js';
-import { oidcSettings } from '../../support/oidc-settings.js';
+import { failure } from '../../support/http.js';
+import { useTestIdpAndApp } from '../../support/oidc-settings.js';
 
-const INVALID_TOKEN = { success: false, data: null, message: 'Invalid or expired token' };
-const INVALID_CREDENTIALS = { success: false, data: null, message: 'Invalid username or password' };
+const INVALID_TOKEN = failure('Invalid or expired token');
+const INVALID_CREDENTIALS = failure('Invalid username or password');
 
 export function inactiveUsers({ app, api }: UsedTestApp): void {
   let admin: UserRow;
@@ -103,11 +102,7 @@ export function inactiveUsers({ app, api }: UsedTestApp): void {
     it('refuses an admin deactivating themself with 403, changing nothing', async () => {
       const res = await deactivate(admin.id);
       expect(res.status).toBe(403);
-      expect(res.body).toEqual({
-        success: false,
-        data: null,
-        message: 'You cannot deactivate your own account',
-      });
+      expect(res.body).toEqual(failure('You cannot deactivate your own account'));
       const [row] = await app.dataSource.query(`SELECT active FROM users WHERE id = $1`, [admin.id]);
       expect(row.active).toBe(true);
       expect(await auditEvents(app.dataSource, 'user.update')).toEqual([]);
@@ -154,19 +149,7 @@ export function inactiveUsers({ app, api }: UsedTestApp): void {
 }
 
 export function inactiveUsersAndSso(): void {
-  let idp: TestIdp;
-  let app: TestApp;
-  let api: Client;
-
-  beforeAll(async () => {
-    idp = await TestIdp.start();
-    app = await startTestApp(oidcSettings(idp.issuer, { createUsers: true }));
-    api = client(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await idp?.stop();
-  });
+  const { idp, app, api } = useTestIdpAndApp({ createUsers: true });
   beforeEach(() => app.reset());
 
   it("refuses an inactive user's IdP token and never creates the user again", async () => {

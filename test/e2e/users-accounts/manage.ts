@@ -3,7 +3,8 @@ import { ModuleRole } from '../../../src/course-modules/modules/module-role.js';
 import { type UsedTestApp } from '../../support/app.js';
 import { assignRole, makeModule, makeUser, tokenFor, type UserRow } from '../../support/factories.js';
 import { freshAdmin } from '../../support/fresh-admin.js';
-import { nextSecond } from '../../support/users-helpers.js';
+import { failure } from '../../support/http.js';
+import { accountJson, nextSecond } from '../../support/users-helpers.js';
 
 const PERMISSION_DENIED = 'You do not have permission to perform this action';
 
@@ -38,10 +39,10 @@ export function manageTests({ app, api }: UsedTestApp): void {
       async ({ method, path, body }) => {
         const anonymous = await api.request(method, path, { body });
         expect(anonymous.status).toBe(401);
-        expect(anonymous.body).toEqual({ success: false, data: null, message: 'Authentication required' });
+        expect(anonymous.body).toEqual(failure('Authentication required'));
         const member = await api.request(method, path, { body, token: tokenFor(user) });
         expect(member.status).toBe(403);
-        expect(member.body).toEqual({ success: false, data: null, message: PERMISSION_DENIED });
+        expect(member.body).toEqual(failure(PERMISSION_DENIED));
       },
     );
 
@@ -63,20 +64,7 @@ export function manageTests({ app, api }: UsedTestApp): void {
       expect(res.body).toEqual({
         success: true,
         message: 'User retrieved successfully',
-        data: {
-          id: Number(user.id),
-          username: 'jsmith',
-          email: 'jsmith@example.edu',
-          given_name: null,
-          family_name: null,
-          display_name: null,
-          active: true,
-          admin: false,
-          created_at: user.created_at.toISOString(),
-          updated_at: user.updated_at.toISOString(),
-          avatar_url: null,
-          external_id: null,
-        },
+        data: accountJson(user),
       });
     });
 
@@ -84,7 +72,7 @@ export function manageTests({ app, api }: UsedTestApp): void {
       for (const id of ['999999999', '9223372036854775807']) {
         const res = await api.get(`/api/users/${id}`, { token });
         expect(res.status).toBe(404);
-        expect(res.body).toEqual({ success: false, data: null, message: 'User not found' });
+        expect(res.body).toEqual(failure('User not found'));
       }
     });
 
@@ -93,11 +81,7 @@ export function manageTests({ app, api }: UsedTestApp): void {
       async (id) => {
         const res = await api.get(`/api/users/${id}`, { token });
         expect(res.status).toBe(400);
-        expect(res.body).toEqual({
-          success: false,
-          data: null,
-          message: 'user_id must be a positive integer',
-        });
+        expect(res.body).toEqual(failure('user_id must be a positive integer'));
       },
     );
   });
@@ -177,7 +161,7 @@ export function manageTests({ app, api }: UsedTestApp): void {
       expect((await update(user.id, { password: 'a-brand-new-secret' })).status).toBe(200);
       const refused = await api.get('/api/auth/me', { token: oldToken });
       expect(refused.status).toBe(401);
-      expect(refused.body).toEqual({ success: false, data: null, message: 'Invalid or expired token' });
+      expect(refused.body).toEqual(failure('Invalid or expired token'));
       const fresh = (await login('jsmith', 'a-brand-new-secret')).body.data.token;
       expect((await api.get('/api/auth/me', { token: fresh })).status).toBe(200);
     });
@@ -192,11 +176,7 @@ export function manageTests({ app, api }: UsedTestApp): void {
     it('answers 403 to an admin removing their own admin rights, changing nothing', async () => {
       const res = await update(admin.id, { admin: false, username: 'renamed' });
       expect(res.status).toBe(403);
-      expect(res.body).toEqual({
-        success: false,
-        data: null,
-        message: 'You cannot remove your own admin rights',
-      });
+      expect(res.body).toEqual(failure('You cannot remove your own admin rights'));
       const row = await stored(admin.id);
       expect([row.admin, row.username]).toEqual([true, 'root']);
     });
@@ -210,11 +190,7 @@ export function manageTests({ app, api }: UsedTestApp): void {
     it('answers 400 when no field is given', async () => {
       const res = await update(user.id, {});
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({
-        success: false,
-        data: null,
-        message: 'At least one field must be provided',
-      });
+      expect(res.body).toEqual(failure('At least one field must be provided'));
     });
 
     it.each([
@@ -241,7 +217,7 @@ export function manageTests({ app, api }: UsedTestApp): void {
       expect((await update(999999999, {})).status).toBe(400);
       const res = await update(999999999, { username: 'valid-name' });
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ success: false, data: null, message: 'User not found' });
+      expect(res.body).toEqual(failure('User not found'));
     });
 
     it('answers 400 for an invalid id', async () => {
@@ -252,11 +228,7 @@ export function manageTests({ app, api }: UsedTestApp): void {
     it('answers 409 for a username taken in another case, changing nothing', async () => {
       const res = await update(user.id, { username: 'ROOT', email: 'fresh@example.edu' });
       expect(res.status).toBe(409);
-      expect(res.body).toEqual({
-        success: false,
-        data: null,
-        message: 'A user with this username already exists',
-      });
+      expect(res.body).toEqual(failure('A user with this username already exists'));
       const row = await stored(user.id);
       expect([row.username, row.email]).toEqual(['jsmith', 'jsmith@example.edu']);
       expect(row.updated_at).toEqual(user.updated_at);
@@ -293,7 +265,7 @@ export function manageTests({ app, api }: UsedTestApp): void {
     it('answers 403 to an admin deleting their own account, deleting nothing', async () => {
       const res = await api.delete(`/api/users/${admin.id}`, { token });
       expect(res.status).toBe(403);
-      expect(res.body).toEqual({ success: false, data: null, message: 'You cannot delete your own account' });
+      expect(res.body).toEqual(failure('You cannot delete your own account'));
       expect(await stored(admin.id)).toBeDefined();
     });
 

@@ -1,6 +1,7 @@
 // Part of test/users-accounts.e2e-spec.ts: an email address with a one-label domain.
 import { type UsedTestApp } from '../../support/app.js';
 import { DEFAULT_PASSWORD, makeUser, tokenFor } from '../../support/factories.js';
+import { failure } from '../../support/http.js';
 import { conformingClient, DocumentValidator, fetchDocument } from '../../support/openapi.js';
 
 /**
@@ -53,11 +54,7 @@ export function oneLabelEmailTests({ app }: UsedTestApp): void {
         body: { email },
       });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({
-        success: false,
-        data: null,
-        message: 'Email must be a valid email address',
-      });
+      expect(res.body).toEqual(failure('Email must be a valid email address'));
     },
   );
 }

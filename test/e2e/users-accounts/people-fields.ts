@@ -1,6 +1,7 @@
 // Part of test/users-accounts.e2e-spec.ts: creating, reading and updating a user's people fields.
 import { USER_ACCOUNT_FIELDS } from '../../../src/users/user.shape.js';
 import { auditEvents } from '../../support/csv.js';
+import { failure } from '../../support/http.js';
 import { PASSWORD, type PeopleFieldsContext } from './context.js';
 
 export function peopleFieldTests(ctx: PeopleFieldsContext): void {
@@ -115,11 +116,7 @@ export function peopleFieldTests(ctx: PeopleFieldsContext): void {
       const first = await create(jane);
       const clash = await create({ ...jane, username: 'other', email: 'other@example.edu' });
       expect(clash.status).toBe(409);
-      expect(clash.body).toEqual({
-        success: false,
-        data: null,
-        message: 'A user with this external ID already exists',
-      });
+      expect(clash.body).toEqual(failure('A user with this external ID already exists'));
       const otherCase = await create({
         ...jane,
         username: 'other',

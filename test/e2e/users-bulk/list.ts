@@ -2,6 +2,8 @@
 import { type UsedTestApp } from '../../support/app.js';
 import { makeUser, tokenFor, type UserRow } from '../../support/factories.js';
 import { freshAdmin } from '../../support/fresh-admin.js';
+import { failure } from '../../support/http.js';
+import { accountJson } from '../../support/users-helpers.js';
 
 export function usersList({ app, api }: UsedTestApp): void {
   let admin: UserRow;
@@ -23,18 +25,10 @@ export function usersList({ app, api }: UsedTestApp): void {
 
   it('returns 401 without a token and 403 for a non-admin', async () => {
     const member = await makeUser(app.dataSource);
-    expect((await api.get('/api/users')).body).toEqual({
-      success: false,
-      data: null,
-      message: 'Authentication required',
-    });
+    expect((await api.get('/api/users')).body).toEqual(failure('Authentication required'));
     const denied = await api.get('/api/users', { token: tokenFor(member) });
     expect(denied.status).toBe(403);
-    expect(denied.body).toEqual({
-      success: false,
-      data: null,
-      message: 'You do not have permission to perform this action',
-    });
+    expect(denied.body).toEqual(failure('You do not have permission to perform this action'));
   });
 
   it('lists users as User summaries in id order with the paging in effect', async () => {
@@ -48,36 +42,7 @@ export function usersList({ app, api }: UsedTestApp): void {
         page: 1,
         per_page: 20,
         total: 2,
-        users: [
-          {
-            id: Number(admin.id),
-            username: 'root',
-            email: 'root@example.edu',
-            given_name: null,
-            family_name: null,
-            display_name: null,
-            active: true,
-            admin: true,
-            created_at: admin.created_at.toISOString(),
-            updated_at: admin.updated_at.toISOString(),
-            avatar_url: null,
-            external_id: null,
-          },
-          {
-            id: Number(bob.id),
-            username: 'bob',
-            email: 'bob@example.edu',
-            given_name: null,
-            family_name: null,
-            display_name: null,
-            active: true,
-            admin: false,
-            created_at: bob.created_at.toISOString(),
-            updated_at: bob.updated_at.toISOString(),
-            avatar_url: null,
-            external_id: null,
-          },
-        ],
+        users: [accountJson(admin), accountJson(bob)],
       },
     });
     expect(JSON.stringify(res.body)).not.toMatch(/password|argon2/);
@@ -200,7 +165,7 @@ export function usersList({ app, api }: UsedTestApp): void {
     async (sort) => {
       const res = await list(`?sort=${encodeURIComponent(sort)}`);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ success: false, data: null, message: 'Invalid field used for sorting' });
+      expect(res.body).toEqual(failure('Invalid field used for sorting'));
     },
   );
 

@@ -1,13 +1,12 @@
 // Part of test/webhooks.e2e-spec.ts: the circuit breaker.
 import { type UsedTestApp } from '../../support/app.js';
-import { makeUser, tokenFor } from '../../support/factories.js';
+import { freshAdmin } from '../../support/fresh-admin.js';
 import { waitFor } from '../../support/wait-for.js';
 import { eventually, startReceiver } from '../../support/webhook-receiver.js';
 
 export function circuitBreaker({ app, api }: UsedTestApp): void {
   it('holds a webhook failing for 24 hours until its next probe round, and a delivered probe ends the pause', async () => {
-    await app.reset();
-    const token = tokenFor(await makeUser(app.dataSource, { admin: true }));
+    const { token } = await freshAdmin(app);
     const pausedTarget = await startReceiver();
     const failingTarget = await startReceiver();
     try {

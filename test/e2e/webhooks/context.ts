@@ -1,7 +1,7 @@
 // What the parts of test/webhooks.e2e-spec.ts share: an administrator's token made afresh before each test, receivers
 // closed after each, helpers that create a webhook and read its deliveries, and a percentile of timings.
 import { type UsedTestApp } from '../../support/app.js';
-import { makeUser, tokenFor } from '../../support/factories.js';
+import { freshAdmin } from '../../support/fresh-admin.js';
 import { startReceiver } from '../../support/webhook-receiver.js';
 
 export const percentile = (sorted: number[], p: number) =>
@@ -15,8 +15,7 @@ export function useWebhookAdmin({ app, api }: UsedTestApp) {
   const given = {} as { token: string; receivers: Awaited<ReturnType<typeof startReceiver>>[] };
   given.receivers = [];
   beforeEach(async () => {
-    await app.reset();
-    given.token = tokenFor(await makeUser(app.dataSource, { admin: true }));
+    ({ token: given.token } = await freshAdmin(app));
   });
   afterEach(async () => {
     await Promise.all(given.receivers.map((receiver) => receiver.close()));

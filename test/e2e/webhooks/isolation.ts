@@ -1,7 +1,7 @@
 // Part of test/webhooks.e2e-spec.ts: receivers are isolated.
 import { CHANGE_EVENTS_CHANNEL } from '../../../src/events/change-events.repository.js';
 import { type UsedTestApp } from '../../support/app.js';
-import { makeUser, tokenFor } from '../../support/factories.js';
+import { freshAdmin } from '../../support/fresh-admin.js';
 import { eventually, startReceiver } from '../../support/webhook-receiver.js';
 import { percentile } from './context.js';
 
@@ -21,8 +21,7 @@ export function receiversIsolated({ app, api }: UsedTestApp): void {
   });
 
   it('delivers to a healthy receiver promptly, each event once, beside a hung and a trickling receiver', async () => {
-    await app.reset();
-    const token = tokenFor(await makeUser(app.dataSource, { admin: true }));
+    const { token } = await freshAdmin(app);
     const hung = await startReceiver(() => 'hang');
     // 200 at once, then 512 bytes every 250 ms of a 5 MiB body (it would take 43 minutes to send).
     const timers = new Set<NodeJS.Timeout>();

@@ -2,12 +2,11 @@
 import { Transactions } from '../../../src/database/transactions.js';
 import { WebhookDeliverer } from '../../../src/webhooks/webhook-deliverer.js';
 import { type UsedTestApp } from '../../support/app.js';
-import { makeUser, tokenFor } from '../../support/factories.js';
+import { freshAdmin } from '../../support/fresh-admin.js';
 
 export function deliveryLogRetention({ app, api }: UsedTestApp): void {
   it('prunes a large backlog of old attempts batch by batch, keeping the recent ones', async () => {
-    await app.reset();
-    const token = tokenFor(await makeUser(app.dataSource, { admin: true }));
+    const { token } = await freshAdmin(app);
     const { id } = (
       await api.post('/api/webhooks', { token, body: { url: 'http://127.0.0.1:9/a', types: ['*'] } })
     ).body.data;

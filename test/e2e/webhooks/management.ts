@@ -1,5 +1,6 @@
 // Part of test/webhooks.e2e-spec.ts: managing webhooks.
 import { type WebhooksContext } from './context.js';
+import { failure } from '../../support/http.js';
 
 export function managementTests(ctx: WebhooksContext): void {
   const { app, api, create, given } = ctx;
@@ -124,11 +125,9 @@ export function managementTests(ctx: WebhooksContext): void {
       const { id } = (await create({ url: 'http://127.0.0.1:9/a', types: ['*'] })).body.data;
       const res = await api.delete(`/api/webhooks/${id}`, { token: given.token });
       expect(res.body).toEqual({ success: true, data: null, message: 'Webhook deleted successfully' });
-      expect((await api.get(`/api/webhooks/${id}`, { token: given.token })).body).toEqual({
-        success: false,
-        data: null,
-        message: 'Webhook not found',
-      });
+      expect((await api.get(`/api/webhooks/${id}`, { token: given.token })).body).toEqual(
+        failure('Webhook not found'),
+      );
       expect((await api.delete(`/api/webhooks/${id}`, { token: given.token })).status).toBe(404);
       const actions = (await api.get('/api/audit?target_type=webhook&sort=at', { token: given.token })).body
         .data.events;

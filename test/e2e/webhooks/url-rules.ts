@@ -2,15 +2,14 @@
 import { jest } from '@jest/globals';
 import { HostResolver } from '../../../src/webhooks/webhook-url.js';
 import { type UsedTestApp } from '../../support/app.js';
-import { makeUser, tokenFor } from '../../support/factories.js';
+import { freshAdmin } from '../../support/fresh-admin.js';
 import { eventually, startReceiver } from '../../support/webhook-receiver.js';
 
 export function urlRulesInProduction({ app, api }: UsedTestApp): void {
   let token: string;
 
   beforeEach(async () => {
-    await app.reset();
-    token = tokenFor(await makeUser(app.dataSource, { admin: true }));
+    ({ token } = await freshAdmin(app));
   });
   afterEach(() => jest.restoreAllMocks());
 

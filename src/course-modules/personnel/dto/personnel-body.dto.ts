@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { MODULE_ROLES } from '../../modules/module-role.js';
 import { type MembershipStatus } from '../../membership/membership-status.js';
@@ -9,54 +10,55 @@ import {
 } from '../../membership/dto/membership-fields.js';
 import { ID_LIST_MAX, IsIdList, IsModuleRoleName, USER_IDS_MESSAGES } from '../../modules/module-rules.js';
 
-const userIds = (description: string) =>
-  ApiProperty({
-    type: 'array',
-    items: { type: 'integer', format: 'int64' },
-    minItems: 1,
-    maxItems: ID_LIST_MAX,
-    description,
-    // User 2 is `jsmith`, the user the example of POST /api/users creates on a fresh installation.
-    example: [2],
-  });
+/** `user_ids`: the users the operation names. */
+const UserIds = () =>
+  applyDecorators(
+    ApiProperty({
+      type: 'array',
+      items: { type: 'integer', format: 'int64' },
+      minItems: 1,
+      maxItems: ID_LIST_MAX,
+      description: 'Every user must exist; repeated ids count once.',
+      // User 2 is `jsmith`, the user the example of POST /api/users creates on a fresh installation.
+      example: [2],
+    }),
+    IsIdList(USER_IDS_MESSAGES),
+  );
+
+/** `role`, in any accepted spelling. */
+const RoleName = () =>
+  applyDecorators(
+    ApiProperty({
+      type: 'string',
+      enum: MODULE_ROLES,
+      description: 'Also accepted case-insensitively and in snake case (`assistant_lecturer`).',
+      example: 'Tutor',
+    }),
+    IsModuleRoleName(),
+  );
 
 /** `{user_ids, role}` of personnel assignment and removal; `role` in any accepted spelling. */
 export class PersonnelBodyDto {
-  @userIds('Every user must exist; repeated ids count once.')
-  @IsIdList(USER_IDS_MESSAGES)
+  @UserIds()
   user_ids!: number[];
 
-  @ApiProperty({
-    type: 'string',
-    enum: MODULE_ROLES,
-    description: 'Also accepted case-insensitively and in snake case (`assistant_lecturer`).',
-    example: 'Tutor',
-  })
-  @IsModuleRoleName()
+  @RoleName()
   role!: string;
 }
 
 /** `{user_ids}` of student enrolment and removal. */
 export class StudentsBodyDto {
-  @userIds('Every user must exist; repeated ids count once.')
-  @IsIdList(USER_IDS_MESSAGES)
+  @UserIds()
   user_ids!: number[];
 }
 
 /** `{user_ids, role, status?, starts_at?, ends_at?}` of personnel assignment (docs/api.md §4.1, §15). */
 export class PersonnelAssignBodyDto implements MembershipFields {
   // Declared here rather than inherited: class-validator reports an inherited field after the class's own.
-  @userIds('Every user must exist; repeated ids count once.')
-  @IsIdList(USER_IDS_MESSAGES)
+  @UserIds()
   user_ids!: number[];
 
-  @ApiProperty({
-    type: 'string',
-    enum: MODULE_ROLES,
-    description: 'Also accepted case-insensitively and in snake case (`assistant_lecturer`).',
-    example: 'Tutor',
-  })
-  @IsModuleRoleName()
+  @RoleName()
   role!: string;
 
   @StatusField()
@@ -71,8 +73,7 @@ export class PersonnelAssignBodyDto implements MembershipFields {
 
 /** `{user_ids, status?, starts_at?, ends_at?}` of student enrolment (docs/api.md §4.2, §15). */
 export class StudentsEnrolBodyDto implements MembershipFields {
-  @userIds('Every user must exist; repeated ids count once.')
-  @IsIdList(USER_IDS_MESSAGES)
+  @UserIds()
   user_ids!: number[];
 
   @StatusField()
@@ -87,8 +88,7 @@ export class StudentsEnrolBodyDto implements MembershipFields {
 
 /** `{user_ids, status?, starts_at?, ends_at?}` of `PATCH …/members`: at least one of the three (docs/api.md §15). */
 export class MembersPatchBodyDto implements MembershipFields {
-  @userIds('Every user must exist; repeated ids count once.')
-  @IsIdList(USER_IDS_MESSAGES)
+  @UserIds()
   user_ids!: number[];
 
   @StatusField(true)
