@@ -13,7 +13,7 @@ import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { type DispatchSkip, WebhooksRepository } from './webhooks.repository.js';
 
 // The unit tier's one fake style: src/testing/fakes.ts. The feed, the webhooks and the dispatch position live in
-// memory; test/webhook-dispatch-pass.int-spec.ts runs the same pass on PostgreSQL.
+// memory; test/integration/webhook-dispatch-pass.int-spec.ts runs the same pass on PostgreSQL.
 
 const BATCH = 500;
 const T0 = Date.parse('2026-11-21T08:00:00.000Z');

@@ -1,34 +1,25 @@
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../ormconfig.js';
-import { runMigrations } from '../src/database/database.js';
-import { WebhooksRepository } from '../src/webhooks/webhooks.repository.js';
+import { type DataSource } from 'typeorm';
 import pg from 'pg';
-import { scratchDatabase, testDatabaseUrl } from './support/app.js';
-import { waitFor } from './support/wait-for.js';
+import { WebhooksRepository } from '../../src/webhooks/webhooks.repository.js';
+import { testDatabaseUrl } from '../support/app.js';
+import { useIntegrationModule } from '../support/nest-testing.js';
+import { waitFor } from '../support/wait-for.js';
 
 /**
  * The webhook dispatcher's pass over events no enabled webhook takes (`skipUnwantedEvents`), run by several
  * replicas at once: it takes no lock before it moves the position, and moves it only if it is still the one it
- * read, so together they pass over each event once. On a database of its own, with no service running on it,
- * so that no other dispatcher moves the position meanwhile.
+ * read, so together they pass over each event once. On a testing module of its own (its own database, no
+ * WorkersModule: no dispatcher loop), so that nothing else moves the position meanwhile.
  */
 describe('the dispatcher passing over unwanted events, several at once', () => {
-  let database: Awaited<ReturnType<typeof scratchDatabase>>;
+  // Four passes at once and the session that holds the position's row (below): within the pool's 10.
+  const nest = useIntegrationModule({ providers: [WebhooksRepository] });
   let dataSource: DataSource;
   let webhooks: WebhooksRepository;
 
-  beforeAll(async () => {
-    database = await scratchDatabase('mas_dispatch');
-    await runMigrations(database.url);
-    dataSource = await new DataSource({
-      // Four passes at once and the session that holds the position's row (below).
-      ...dataSourceOptions(database.url, 5),
-      logging: false,
-    }).initialize();
-    webhooks = new WebhooksRepository(dataSource);
-  });
-  afterAll(async () => {
-    await dataSource?.destroy();
+  beforeAll(() => {
+    dataSource = nest.dataSource;
+    webhooks = nest.get(WebhooksRepository);
   });
 
   const position = async () =>
@@ -46,7 +37,7 @@ describe('the dispatcher passing over unwanted events, several at once', () => {
     );
     let overlapped = 0;
     let held = 0;
-    const watcher = new pg.Client({ connectionString: database.url });
+    const watcher = new pg.Client({ connectionString: nest.database.url });
     await watcher.connect();
     for (let round = 0; round < 20; round++) {
       await dataSource.query(
