@@ -25,7 +25,11 @@ export class WebhookDeliveryWorkers implements OnApplicationBootstrap, BeforeApp
   ) {}
 
   onApplicationBootstrap(): void {
-    this.maintenance = setInterval(() => void this.maintain(), this.queue.maintenanceIntervalSeconds * 1000);
+    // Cleared at shutdown; unref'd like the other workers' timers, so it never keeps a process alive on its own.
+    this.maintenance = setInterval(
+      () => void this.maintain(),
+      this.queue.maintenanceIntervalSeconds * 1000,
+    ).unref();
     this.queue.work((job, attemptEnded) => this.deliverer.deliver(job, attemptEnded));
   }
 
