@@ -12,7 +12,10 @@ import { CourseModule } from '../src/course-modules/modules/course-module.entity
 import { ModuleRole } from '../src/course-modules/modules/module-role.js';
 import { User } from '../src/users/user.entity.js';
 import { UserBulkRepository } from '../src/users/user-bulk.repository.js';
-import { UserListRepository } from '../src/users/user-list.repository.js';
+import { UserListRepository, type UserPageJson } from '../src/users/user-list.repository.js';
+import { toUserAccount } from '../src/users/user.mapper.js';
+import { type UserAccount } from '../src/users/user.shape.js';
+import { UsersRepository } from '../src/users/users.repository.js';
 import { assignRole, makeModule, makeUser } from './support/factories.js';
 import { useIntegrationModule } from './support/nest-testing.js';
 import { poolOf } from './support/pool.js';
@@ -74,6 +77,7 @@ describe('repositories against PostgreSQL', () => {
       MemberListsRepository,
       UserListRepository,
       UserBulkRepository,
+      UsersRepository,
     ],
     entities: [CourseModule, UserModuleRole, User],
   });
@@ -277,7 +281,9 @@ describe('repositories against PostgreSQL', () => {
   });
 
   describe(UserListRepository.name, () => {
-    it('returns the page and the total in one statement, filtered, with ids as numbers', async () => {
+    const itemsOf = (page: UserPageJson) => JSON.parse(`[${page.itemsJson}]`) as UserAccount[];
+
+    it('returns the page as JSON text and the total in one statement, filtered, with ids as numbers', async () => {
       const users = get(UserListRepository);
       for (const username of ['alpha', 'alpine', 'beta']) await makeUser(dataSource, { username });
       const [page, statements] = await poolStatementsOf(dataSource, () =>
@@ -285,12 +291,45 @@ describe('repositories against PostgreSQL', () => {
       );
       expect(statements).toHaveLength(1);
       expect(page.total).toBe(2);
-      expect(page.items).toHaveLength(1);
-      expect(typeof page.items[0].id).toBe('number');
+      const items = itemsOf(page);
+      expect(items).toHaveLength(1);
+      expect(items[0]).toMatchObject({ username: 'alpha', id: expect.any(Number) });
       expect(await users.page({ query: 'alp', sort: [], paging: toPaging(5, 1) })).toEqual({
-        items: [],
+        itemsJson: '',
         total: 2,
       });
+    });
+
+    it("writes each user's JSON byte for byte as the mapper's admin view, in the page's order", async () => {
+      const users = get(UserListRepository);
+      const writer = get(UsersRepository);
+      // Quotes, a backslash, control characters, non-Latin text, an emoji, nulls, an avatar, an external id.
+      const odd = await writer.insert({
+        username: 'zz.odd',
+        email: 'zz.odd@x.test',
+        passwordHash: null,
+        admin: false,
+        givenName: 'Zoë "Q" \\ \t\n\u0001\u001f',
+        familyName: 'Ōkawa 😀 \u2028',
+        displayName: null,
+        externalId: 'ext/0001',
+      });
+      const plain = await writer.insert({
+        username: 'zz.plain',
+        email: 'zz.plain@x.test',
+        passwordHash: null,
+        admin: true,
+      });
+      await dataSource.query(`UPDATE users SET avatar_key = 'k' WHERE id = $1`, [plain.id]);
+      const withAvatar = { ...plain, avatarKey: 'k' };
+      const page = await users.page({
+        query: 'zz.',
+        sort: [{ column: 'lower(u.username)', descending: true }],
+        paging: toPaging(1, 20),
+      });
+      expect(page.itemsJson).toBe(
+        [withAvatar, odd].map((user) => JSON.stringify(toUserAccount(user))).join(','),
+      );
     });
 
     it('reads the unfiltered total from user_stats, kept at every commit, in a named statement', async () => {
@@ -358,7 +397,7 @@ describe('repositories against PostgreSQL', () => {
       });
       const remembered = await users.page(filter);
       expect(remembered.total).toBe(1);
-      expect(remembered.items).toHaveLength(2);
+      expect(itemsOf(remembered)).toHaveLength(2);
       await makeUser(dataSource, { username: 'chem.two' });
       expect((await users.page(filter)).total).toBe(3);
       await dataSource.query(

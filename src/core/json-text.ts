@@ -1,4 +1,5 @@
 import { type PageCounts } from './paging-links.js';
+import { type Paging } from './query.js';
 
 /**
  * A handler result that is already JSON text, built by PostgreSQL for a large body (a module with thousands of
@@ -26,4 +27,23 @@ export class JsonText<T = unknown> {
     this.sent = done;
     return this;
   }
+}
+
+/**
+ * A paged list as JSON text (`{"<items>":[…],"page":…,"per_page":…,"total":…}`): the items are comma-joined JSON
+ * texts built by PostgreSQL, in the page's order; the counts are integers, also kept for the `Link` header.
+ */
+export function pageJsonText<T>(
+  items: string,
+  itemsJson: string,
+  paging: Paging,
+  total: number,
+): JsonText<T> {
+  const text = new JsonText<T>(
+    `{"${items}":[`,
+    itemsJson,
+    `],"page":${paging.page},"per_page":${paging.perPage},"total":${total}}`,
+  );
+  text.page = { page: paging.page, per_page: paging.perPage, total };
+  return text;
 }

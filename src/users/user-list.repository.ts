@@ -7,17 +7,9 @@ import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { preparedQuery } from '../database/prepared.js';
 import { exportBounds, streamRows } from '../database/query-stream.js';
-import {
-  containsPattern,
-  orderByClause,
-  type Page,
-  type PageRow,
-  SqlParams,
-  whereClause,
-} from '../database/sql.js';
+import { containsPattern, orderByClause, SqlParams, whereClause } from '../database/sql.js';
 import { type UserListFilter } from './user-list-filter.js';
-import { type UserSummarySource } from './user.mapper.js';
-import { USER_SUMMARY_COLUMNS } from './users.repository.js';
+import { USER_ACCOUNT_JSON } from './user-summary-json.js';
 
 /**
  * Everything the list's text filters search, as one lower-cased text: the expression of the trigram index
@@ -55,6 +47,16 @@ function listConditions(params: SqlParams, filter: Omit<UserListFilter, 'sort' |
   return conditions;
 }
 
+/** A page of the list: its users' JSON texts (`toUserAccount`'s, comma-joined) and the number of all matches. */
+export interface UserPageJson {
+  itemsJson: string;
+  total: number;
+}
+
+/** The columns a page's JSON text reads (USER_ACCOUNT_JSON, over the page's rows as `u`). */
+const PAGE_COLUMNS = `u.id, u.username, u.email, u.given_name, u.family_name, u.display_name, u.active, u.admin,
+             u.created_at, u.updated_at, u.avatar_key, u.external_id`;
+
 /** A filtered list's total and the `user_stats` version it was counted at. */
 interface KnownTotal {
   version: number;
@@ -75,14 +77,15 @@ export class UserListRepository {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
   /**
-   * One page of users and the number of all matches, in one statement, beside `user_stats` (migration
+   * One page of users as JSON text (the admin view, comma-joined in the page's order, built by PostgreSQL as the
+   * module list's is) and the number of all matches, in one statement, beside `user_stats` (migration
    * UserStats): the unfiltered total is its `total`; a filtered one is counted only when its `version` differs
    * from the version this process last counted that filter at (the count is an uncorrelated subquery, evaluated
    * only when CASE needs it), as the module list does with `module_stats` (docs/performance.md, "National
    * scale"). A text pattern runs unnamed, so PostgreSQL plans each search for its own pattern (a generic plan
    * cannot tell a name held by a twelfth of the users from a rare one).
    */
-  async page(filter: UserListFilter): Promise<Page<UserSummarySource>> {
+  async page(filter: UserListFilter): Promise<UserPageJson> {
     const params = new SqlParams();
     const conditions = listConditions(params, filter);
     const where = whereClause(conditions);
@@ -96,27 +99,30 @@ export class UserListRepository {
         ? 's.total'
         : `CASE WHEN s.version = ${params.add(known?.version ?? -1)} THEN NULL
                 ELSE (SELECT count(*) FROM users u ${where}) END`;
-    const sql = `SELECT s.version, ${total} AS total, page.*
+    // The aggregate reads the sorted, limited subquery in its order.
+    const sql = `SELECT s.version, ${total} AS total, page.items
   FROM user_stats s
-  LEFT JOIN LATERAL (
-    SELECT ${USER_SUMMARY_COLUMNS}
-    FROM users u
-    ${where}
-    ORDER BY ${orderByClause(filter.sort, 'u.id')}
-    LIMIT ${params.add(filter.paging.perPage)} OFFSET ${params.add(filter.paging.offset)}
-  ) page ON true`;
+  CROSS JOIN LATERAL (
+    SELECT coalesce(string_agg(${USER_ACCOUNT_JSON}, ','), '') AS items
+    FROM (
+      SELECT ${PAGE_COLUMNS}
+      FROM users u
+      ${where}
+      ORDER BY ${orderByClause(filter.sort, 'u.id')}
+      LIMIT ${params.add(filter.paging.perPage)} OFFSET ${params.add(filter.paging.offset)}
+    ) u
+  ) page`;
     const textPattern = filter.query ?? filter.username ?? filter.email;
-    const rows = await preparedQuery<PageRow<UserSummarySource> & { version: number | string }>(
-      this.dataSource,
-      sql,
-      params.values,
-      { name: textPattern === undefined && filter.sort.length <= 1 },
-    );
-    const version = Number(rows[0].version);
-    let counted = rows[0].total === null ? undefined : Number(rows[0].total);
+    const [row] = await preparedQuery<{
+      version: number | string;
+      total: number | string | null;
+      items: string;
+    }>(this.dataSource, sql, params.values, { name: textPattern === undefined && filter.sort.length <= 1 });
+    const version = Number(row.version);
+    let counted = row.total === null ? undefined : Number(row.total);
     if (counted === undefined) counted = known?.total ?? 0;
     else if (key !== undefined) this.knownTotals.set(key, { version, total: counted });
-    return { items: rows.filter((row) => row.id !== null), total: counted };
+    return { itemsJson: row.items, total: counted };
   }
 
   /** Every user matching the list's filters, in its order (no paging), streamed from a cursor. */

@@ -1,6 +1,11 @@
 import { type PerField } from '../core/wire-shape.js';
 import { isoTimestampText, rowJsonText } from '../database/sql.js';
-import { USER_SUMMARY_FIELDS, type UserSummary } from './user.shape.js';
+import {
+  USER_ACCOUNT_FIELDS,
+  USER_SUMMARY_FIELDS,
+  type UserAccount,
+  type UserSummary,
+} from './user.shape.js';
 
 // The User summary's SQL twin, beside its shape (user.shape.ts): a field added there fails to compile here.
 
@@ -21,3 +26,12 @@ const USER_SUMMARY_JSON_SQL = {
 
 /** A User summary (`toUserSummary`) as compact JSON text, byte for byte as `JSON.stringify` writes it. */
 export const USER_SUMMARY_JSON = rowJsonText(USER_SUMMARY_FIELDS, USER_SUMMARY_JSON_SQL);
+
+/** The admin view (`toUserAccount`): the summary's fields, then `external_id`. */
+const USER_ACCOUNT_JSON_SQL = {
+  ...USER_SUMMARY_JSON_SQL,
+  external_id: 'u.external_id',
+} as const satisfies PerField<UserAccount, string>;
+
+/** A User account (`toUserAccount`) as compact JSON text, byte for byte as `JSON.stringify` writes it. */
+export const USER_ACCOUNT_JSON = rowJsonText(USER_ACCOUNT_FIELDS, USER_ACCOUNT_JSON_SQL);

@@ -6,6 +6,7 @@ import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { type RequestContext } from '../audit/audit-actions.js';
 import { RequestCtx } from '../audit/request-context.decorator.js';
 import { AdminOnly, type AuthUser, CurrentUser, ResponseMessage } from '../core/decorators.js';
+import { type JsonText } from '../core/json-text.js';
 import { ApiErrors, ApiOk, ApiPagingQuery, ApiSortQuery } from '../openapi/openapi.js';
 import { INVALID_SORT_MESSAGE, PAGING_MESSAGES, type Query as QueryParams } from '../core/query.js';
 import { readUserListParams } from './user-list-filter.js';
@@ -100,7 +101,7 @@ export class UsersController {
       INVALID_SORT_MESSAGE,
     ],
   })
-  list(@Query() query: QueryParams): Promise<UserPage> {
+  list(@Query() query: QueryParams): Promise<JsonText<UserPage>> {
     return this.users.list(readUserListParams(query));
   }
 

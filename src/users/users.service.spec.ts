@@ -1,6 +1,5 @@
 import { QueryFailedError } from 'typeorm';
 import { type AuthUser } from '../core/decorators.js';
-import { type Page } from '../database/sql.js';
 import { type Transaction } from '../database/transactions.js';
 import { StorageService } from '../storage/storage.service.js';
 import {
@@ -17,11 +16,11 @@ import { PasswordHasher } from './password-hasher.js';
 import { User as UserEntity, type User } from './user.entity.js';
 import { type StoredIdentity } from './user-import.js';
 import { type UserListFilter } from './user-list-filter.js';
-import { type UserSummarySource } from './user.mapper.js';
+import { toUserAccount, type UserSummarySource } from './user.mapper.js';
 import { UserBulkRepository } from './user-bulk.repository.js';
-import { UserListRepository } from './user-list.repository.js';
+import { UserListRepository, type UserPageJson } from './user-list.repository.js';
 import { type Clashes, type NewUser, type UserChanges, UsersRepository } from './users.repository.js';
-import { UsersService } from './users.service.js';
+import { type UserPage, UsersService } from './users.service.js';
 
 // The unit tier's one fake style: src/testing/fakes.ts.
 
@@ -110,7 +109,7 @@ class FakeUsers extends UsersRepository {
   }
 }
 
-/** The list's reads over FakeUsers' rows: the first row, and the filters asked for. */
+/** The list's reads over FakeUsers' rows: the first row as PostgreSQL writes it, and the filters asked for. */
 class FakeUserList extends UserListRepository {
   readonly pages: UserListFilter[] = [];
 
@@ -118,9 +117,13 @@ class FakeUserList extends UserListRepository {
     super(NO_DATABASE, DEFAULT_CONFIG);
   }
 
-  override page(filter: UserListFilter): Promise<Page<UserSummarySource>> {
+  override page(filter: UserListFilter): Promise<UserPageJson> {
     this.pages.push(filter);
-    return Promise.resolve({ items: this.table.rows.slice(0, 1), total: this.table.rows.length });
+    const itemsJson = this.table.rows
+      .slice(0, 1)
+      .map((row) => JSON.stringify(toUserAccount(row)))
+      .join(',');
+    return Promise.resolve({ itemsJson, total: this.table.rows.length });
   }
 }
 
@@ -212,8 +215,10 @@ describe(UsersService.name, () => {
       sort: [{ column: 'u.email', descending: true }],
       paging: { page: 3, perPage: 1, offset: 2 },
     };
-    const page = await service.list(filter);
+    const text = await service.list(filter);
     expect(list.pages).toEqual([filter]);
+    expect(text.page).toEqual({ page: 3, per_page: 1, total: 2 });
+    const page = JSON.parse(text.parts.join('')) as UserPage;
     expect(page).toMatchObject({ page: 3, per_page: 1, total: 2 });
     expect(page.users.map((account) => account.username)).toEqual(['admin']);
     expect(page.users[0]).not.toHaveProperty('passwordHash');

@@ -4,6 +4,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { type Transaction, Transactions } from '../database/transactions.js';
 import { ChangeEventsService } from '../events/change-events.service.js';
 import { type AuthUser } from '../core/decorators.js';
+import { type JsonText, pageJsonText } from '../core/json-text.js';
 import { type Precondition } from '../core/preconditions.js';
 import { violatedUniqueConstraint } from '../database/sql.js';
 import { StorageService } from '../storage/storage.service.js';
@@ -71,10 +72,10 @@ export class UsersService {
     private readonly changeEvents: ChangeEventsService,
   ) {}
 
-  async list(filter: UserListFilter): Promise<UserPage> {
-    const { items, total } = await this.userList.page(filter);
-    const { paging } = filter;
-    return { users: items.map(toUserAccount), page: paging.page, per_page: paging.perPage, total };
+  /** A page of the admin list as JSON text (its users built by PostgreSQL, as the module list's are). */
+  async list(filter: UserListFilter): Promise<JsonText<UserPage>> {
+    const { itemsJson, total } = await this.userList.page(filter);
+    return pageJsonText<UserPage>('users', itemsJson, filter.paging, total);
   }
 
   async create(dto: CreateUserDto, context: RequestContext): Promise<UserAccount> {

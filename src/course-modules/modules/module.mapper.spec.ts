@@ -6,7 +6,7 @@ import '../../users/user.schemas.js';
 import { USER_ACCOUNT_FIELDS, USER_DELETED_FIELDS, USER_SUMMARY_FIELDS } from '../../users/user.shape.js';
 import { moduleJson } from './course-modules.repository.js';
 import { type ModuleSource, toModuleResponse } from './module.mapper.js';
-import { USER_SUMMARY_JSON } from '../../users/user-summary-json.js';
+import { USER_ACCOUNT_JSON, USER_SUMMARY_JSON } from '../../users/user-summary-json.js';
 import './module.schemas.js';
 import { MODULE_DELETED_FIELDS, MODULE_FIELDS } from './module.shape.js';
 
@@ -89,6 +89,7 @@ describe('one User summary shape', () => {
     expect(schemaOf('UserSummary').required).toEqual(USER_SUMMARY_FIELDS);
     expect(Object.keys(schemaOf('UserSummary').properties)).toEqual(USER_SUMMARY_FIELDS);
     expect(Object.keys(toUserAccount(user))).toEqual(USER_ACCOUNT_FIELDS);
+    expect(jsonKeys(USER_ACCOUNT_JSON)).toEqual(USER_ACCOUNT_FIELDS);
     expect(schemaOf('UserAccount').required).toEqual(USER_ACCOUNT_FIELDS);
     expect(Object.keys(schemaOf('UserAccount').properties)).toEqual(USER_ACCOUNT_FIELDS);
     expect(Object.keys(schemaOf('UserDeleted').properties)).toEqual(USER_DELETED_FIELDS);

@@ -1,4 +1,4 @@
-import { JsonText } from '../../core/json-text.js';
+import { JsonText, pageJsonText } from '../../core/json-text.js';
 import { type Paging } from '../../core/query.js';
 import { type UserSummary } from '../../users/user.shape.js';
 import { type CourseModule } from './course-module.entity.js';
@@ -47,18 +47,9 @@ export interface ModuleList {
   total: number;
 }
 
-/**
- * A page of `GET /api/modules` as JSON text: the modules are comma-joined JSON texts from PostgreSQL, the rest
- * integers.
- */
+/** A page of `GET /api/modules` as JSON text: the modules are comma-joined JSON texts from PostgreSQL. */
 export function moduleListJson(modulesJson: string, paging: Paging, total: number): JsonText<ModuleList> {
-  const text = new JsonText<ModuleList>(
-    '{"modules":[',
-    modulesJson,
-    `],"page":${paging.page},"per_page":${paging.perPage},"total":${total}}`,
-  );
-  text.page = { page: paging.page, per_page: paging.perPage, total };
-  return text;
+  return pageJsonText<ModuleList>('modules', modulesJson, paging, total);
 }
 
 /** The row of the `GET /api/modules/me` statement: each group's comma-joined Module JSON texts. */
