@@ -5,42 +5,23 @@
 // service (bench/service.js): time to last byte, zip bytes, the service's resident memory before (idle) and its
 // peak while the export ran (VmHWM, reset before each export), after one untimed export of each profile. The baseline reads the same membership rows joined
 // to users and modules with `pg-query-stream` (a cursor, 1 000 rows a fetch) in this process, and, where `psql` is
-// on the PATH, as `COPY (…) TO STDOUT (FORMAT csv)`.
+// on the PATH, as `COPY (…) TO STDOUT (FORMAT csv)`. The export and the baseline are lib/exports.js's, which
+// bench/national.js measures on the seeded databases too.
 //
 //   node bench/exports.js                      embedded PostgreSQL in a temporary directory
 //   DATABASE_URL=postgres://… node bench/exports.js   a database of its own on that server, dropped afterwards
-import { spawn, spawnSync } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import QueryStream from 'pg-query-stream';
 import { database, runWithCleanups, startService, writeResults } from './harness.js';
+import { copyOnce, cursorOnce, exportOnce, hasPsql as psqlOnPath, PROFILES } from './lib/exports.js';
 import { arg, out } from './lib/options.js';
-import { loadAverage, peakRssMiB, resetPeakRss } from './lib/measure.js';
+import { loadAverage } from './lib/measure.js';
 
 const SIZES = arg('sizes', '50000,500000').split(',').map(Number);
 const PER_MODULE = 250;
 const USERS = 50_000;
 const FIRST_YEAR = 2031;
-const PROFILES = [
-  ['oneroster', '/api/exports/oneroster-1.1.zip'],
-  ['canvas', '/api/exports/canvas-sis.zip'],
-];
 const cleanups = [];
-
-async function rssMiB(pid) {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number((Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) / 1024).toFixed(1));
-}
-
-// The rows every enrolment line is made from: membership, its user, its module; the exports' effective-status filter.
-const baselineSql = (year) => `
-  SELECT r.module_id, r.user_id, r.role, membership_effective(r.status, r.starts_at, r.ends_at, now()) AS status,
-         r.starts_at, r.ends_at, u.username, u.email, u.given_name, u.family_name, u.external_id, u.active, m.code
-  FROM user_module_roles r JOIN modules m ON m.id = r.module_id JOIN users u ON u.id = r.user_id
-  WHERE m.year = ${year}
-    AND membership_effective(r.status, r.starts_at, r.ends_at, now()) IN ('active', 'upcoming', 'completed')
-  ORDER BY r.module_id, r.user_id`;
 
 async function seed(client, year, memberships) {
   const modules = Math.ceil(memberships / PER_MODULE);
@@ -66,56 +47,13 @@ async function seed(client, year, memberships) {
   );
 }
 
-/** Reads `route` to its last byte; the time, the bytes, and the service's memory before and at its peak. */
-async function exportOnce(service, route) {
-  await resetPeakRss(service.pid);
-  const idle = await rssMiB(service.pid);
-  const started = performance.now();
-  const response = await globalThis.fetch(service.url + route, {
-    headers: { authorization: `Bearer ${service.token}` },
-  });
-  if (response.status !== 200) throw new Error(`${route}: ${response.status} ${await response.text()}`);
-  let bytes = 0;
-  for await (const chunk of response.body) bytes += chunk.length;
-  const ms = performance.now() - started;
-  return { ms: Math.round(ms), bytes, idleRssMiB: idle, peakRssMiB: await peakRssMiB(service.pid) };
-}
-
-async function cursorOnce(client, year) {
-  const started = performance.now();
-  let rows = 0;
-  for await (const row of client.query(new QueryStream(baselineSql(year), [], { batchSize: 1000 })))
-    if (row) rows += 1;
-  return { ms: Math.round(performance.now() - started), rows };
-}
-
-async function copyOnce(databaseUrl, year) {
-  const started = performance.now();
-  const child = spawn(
-    'psql',
-    [
-      databaseUrl,
-      '-X',
-      '-q',
-      '-c',
-      `COPY (${baselineSql(year).replace(/\s+/g, ' ')}) TO STDOUT (FORMAT csv)`,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let bytes = 0;
-  for await (const chunk of child.stdout) bytes += chunk.length;
-  const code = await new Promise((resolve) => child.once('close', resolve));
-  if (code !== 0) throw new Error(`psql COPY exited ${code}`);
-  return { ms: Math.round(performance.now() - started), bytes };
-}
-
 async function main() {
   const databaseUrl = await database(cleanups, 'mas_exports_bench');
   const service = await startService(databaseUrl, cleanups);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   cleanups.push(() => client.end());
-  const hasPsql = spawnSync('psql', ['--version']).status === 0;
+  const hasPsql = psqlOnPath();
   out(`load average at start: ${loadAverage()}`);
 
   let t0 = performance.now();
@@ -133,7 +71,8 @@ async function main() {
   );
 
   // One untimed export of each profile first, so the first measured one does not pay for compiling the code path.
-  for (const [, route] of PROFILES) await exportOnce(service, `${route}?year=${years[0].year}`);
+  for (const [, route] of PROFILES)
+    await exportOnce(service, `${route}?year=${years[0].year}`, service.token);
   const results = [];
   for (const { year } of years) {
     const { rows } = await client.query(
@@ -149,7 +88,7 @@ async function main() {
         (copy ? `; COPY … TO STDOUT (psql) ${copy.ms} ms, ${copy.bytes} bytes` : ''),
     );
     for (const [profile, route] of PROFILES) {
-      const result = await exportOnce(service, `${route}?year=${year}`);
+      const result = await exportOnce(service, `${route}?year=${year}`, service.token);
       entry.profiles[profile] = result;
       const lean = copy?.ms ?? cursor.ms;
       out(

@@ -112,7 +112,11 @@ export async function startChild(name, script, env, execArgv = process.execArgv)
 
 const PUBLIC_BASE_URL = 'http://127.0.0.1';
 
-export async function startServers(databaseUrl, jwtSecret, idp) {
+/**
+ * The built service (service.js) on `databaseUrl` with `jwtSecret`, a data directory of its own; `idp` switches
+ * single sign-on on. Returns startChild's { url, pid, output, stop, ask } and the storage directory.
+ */
+export async function startService(databaseUrl, jwtSecret, idp) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mas-bench-data-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
   const service = await startChild(
@@ -138,6 +142,11 @@ export async function startServers(databaseUrl, jwtSecret, idp) {
     },
     profiled('latest-profiles'),
   );
+  return { service, storageDir: path.join(dataDir, 'files') };
+}
+
+export async function startServers(databaseUrl, jwtSecret, idp) {
+  const { service, storageDir } = await startService(databaseUrl, jwtSecret, idp);
   const bare = await startChild(
     'bare',
     'bare.js',
@@ -151,7 +160,7 @@ export async function startServers(databaseUrl, jwtSecret, idp) {
     },
     profiled('latest-bare-profiles'),
   );
-  return { service, bare, storageDir: path.join(dataDir, 'files') };
+  return { service, bare, storageDir };
 }
 
 /** A database of its own on the server of `url`, dropped at the end. */
