@@ -87,7 +87,10 @@ function validate(result: unknown, context: ExecutionContext): void {
   const request = http.getRequest<FastifyRequest>();
   const ifNoneMatch = request.headers['if-none-match'];
   if (request.method !== 'GET' || ifNoneMatch === undefined || !listMatches(ifNoneMatch, etag)) return;
-  if (result instanceof JsonText) result.sent?.();
+  if (result instanceof JsonText) {
+    result.sent?.();
+    result.release();
+  }
   throw new NotModified();
 }
 
@@ -125,7 +128,9 @@ function wrap(result: unknown, message: string, context: ExecutionContext): unkn
       if (reply.raw.destroyed) result.sent();
       else reply.raw.once('close', result.sent);
     }
-    return envelopeText(result.parts, tail(message));
+    const body = envelopeText(result.parts, tail(message));
+    result.release();
+    return body;
   }
   if (result instanceof WithMessage) {
     const { data, message: custom } = result as WithMessage<unknown>;
