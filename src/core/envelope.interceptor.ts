@@ -11,6 +11,7 @@ import { type FastifyReply, type FastifyRequest } from 'fastify';
 import { type AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Observable } from 'rxjs';
+import { freeWhenClosed } from './answer-bytes.js';
 import { AppError, InternalFailure } from './errors.js';
 import { WithMessage } from './decorators.js';
 import { JsonText } from './json-text.js';
@@ -87,7 +88,10 @@ function validate(result: unknown, context: ExecutionContext): void {
   const request = http.getRequest<FastifyRequest>();
   const ifNoneMatch = request.headers['if-none-match'];
   if (request.method !== 'GET' || ifNoneMatch === undefined || !listMatches(ifNoneMatch, etag)) return;
-  if (result instanceof JsonText) result.sent?.();
+  if (result instanceof JsonText) {
+    result.sent?.();
+    result.release();
+  }
   throw new NotModified();
 }
 
@@ -100,6 +104,8 @@ const LARGE_JSON_TEXT = 16_384;
  * The envelope around JSON text. A large one is copied part by part into one Buffer, which lives outside V8's
  * heap and goes with its request: joined as a string it would be flattened into a second copy of the body in
  * V8's large-object space, where dead copies pile up until a full collection (docs/performance.md, memory).
+ * Such a Buffer has an ArrayBuffer of its own (Node's shared pool serves 4 KiB at most), which `freeWhenClosed`
+ * relies on.
  */
 function envelopeText(parts: readonly string[], end: string): string | Buffer {
   let length = HEAD.length + end.length;
@@ -125,7 +131,10 @@ function wrap(result: unknown, message: string, context: ExecutionContext): unkn
       if (reply.raw.destroyed) result.sent();
       else reply.raw.once('close', result.sent);
     }
-    return envelopeText(result.parts, tail(message));
+    const body = envelopeText(result.parts, tail(message));
+    result.release();
+    if (typeof body !== 'string') freeWhenClosed(reply.raw, body);
+    return body;
   }
   if (result instanceof WithMessage) {
     const { data, message: custom } = result as WithMessage<unknown>;

@@ -11,7 +11,8 @@ export class JsonText<T = unknown> {
   /** The shape the text holds, for readers of a handler's signature (never set). */
   declare readonly shape?: T;
 
-  readonly parts: readonly string[];
+  /** The text, in order; none once released. */
+  parts: readonly string[];
 
   /** Called once the answer has been sent or its connection closed (see `whenSent`). */
   sent?: () => void;
@@ -26,6 +27,18 @@ export class JsonText<T = unknown> {
   whenSent(done: () => void): this {
     this.sent = done;
     return this;
+  }
+
+  /**
+   * Lets go of the parts once they have been copied into the bytes sent, or once the answer is not sent (a 304, an
+   * If-Match check). This object may still be reached afterwards, by promises of the request promoted to V8's old
+   * generation while the request waited (for the pool, the answer budget, PostgreSQL), and V8's young-generation
+   * collection keeps alive whatever such an object points at, reachable or not: a large text's strings would be
+   * promoted to the large-object space and freed only by a full collection (docs/performance.md, "Peak memory
+   * under the large read").
+   */
+  release(): void {
+    this.parts = [];
   }
 }
 

@@ -59,7 +59,10 @@ export type Precondition = (current: unknown) => void;
 /** The ETag the single read gives now. */
 export async function currentETag(read: () => Promise<unknown>): Promise<string> {
   const result = await read();
-  // A JSON text read that is not sent is released at once (answer-budget.ts).
-  if (result instanceof JsonText) result.sent?.();
-  return etagOf(result);
+  if (!(result instanceof JsonText)) return etagOf(result);
+  // A JSON text read that is not sent gives its budget back at once (answer-budget.ts) and lets go of its text.
+  result.sent?.();
+  const etag = etagOf(result);
+  result.release();
+  return etag;
 }

@@ -5,7 +5,12 @@ import { toUserAccount, toUserSummary } from '../../users/user.mapper.js';
 import '../../users/user.schemas.js';
 import { USER_ACCOUNT_FIELDS, USER_DELETED_FIELDS, USER_SUMMARY_FIELDS } from '../../users/user.shape.js';
 import { moduleJson } from './course-modules.repository.js';
-import { type ModuleSource, toModuleResponse } from './module.mapper.js';
+import {
+  moduleWithPersonnelJson,
+  type ModuleSource,
+  type PersonnelJson,
+  toModuleResponse,
+} from './module.mapper.js';
 import { USER_ACCOUNT_JSON, USER_SUMMARY_JSON } from '../../users/user-summary-json.js';
 import './module.schemas.js';
 import { MODULE_DELETED_FIELDS, MODULE_FIELDS } from './module.shape.js';
@@ -33,6 +38,31 @@ describe('toModuleResponse', () => {
       created_at: '2026-11-21T08:41:00.123Z',
       updated_at: '2026-11-21T08:41:01.123Z',
     });
+  });
+});
+
+describe('moduleWithPersonnelJson', () => {
+  it('splices the four lists into the Module and takes them out of the driver’s row', () => {
+    const row: PersonnelJson = {
+      lecturers: '{"id":1}',
+      assistants: '',
+      tutors: '{"id":2},{"id":3}',
+      students: '{"id":4}',
+    };
+    const text = moduleWithPersonnelJson('{"id":7,"code":"ABC7"}', row);
+    expect(JSON.parse(text.parts.join(''))).toEqual({
+      id: 7,
+      code: 'ABC7',
+      lecturers: [{ id: 1 }],
+      assistant_lecturers: [],
+      tutors: [{ id: 2 }, { id: 3 }],
+      students: [{ id: 4 }],
+    });
+    // The row no longer holds the lists: whatever still reaches it keeps no large string alive.
+    expect(row).toEqual({ lecturers: '', assistants: '', tutors: '', students: '' });
+    // Released once sent: the text keeps nothing either.
+    text.release();
+    expect(text.parts).toEqual([]);
   });
 });
 

@@ -86,12 +86,17 @@ export interface PersonnelJson {
 /**
  * The single read as JSON text: the Module's JSON text (`moduleJson`, built by PostgreSQL, or
  * `JSON.stringify(toModuleResponse(…))`) with the four lists PostgreSQL built spliced in before its closing brace.
+ * The lists are taken out of `people` (the driver's row), which is left with empty ones: the driver's objects
+ * and the request's promises that still reach that row may have been promoted to V8's old generation while the
+ * statement ran, and a young-generation collection keeps whatever they point at, so a module's lists (up to
+ * megabytes of strings) would be promoted to the large-object space and freed only by a full collection
+ * (JsonText.release, docs/performance.md, "Peak memory under the large read").
  */
 export function moduleWithPersonnelJson(
   moduleJsonText: string,
   people: PersonnelJson,
 ): JsonText<ModuleWithPersonnel> {
-  return new JsonText(
+  const text = new JsonText<ModuleWithPersonnel>(
     moduleJsonText.slice(0, -1),
     ',"lecturers":[',
     people.lecturers,
@@ -103,4 +108,6 @@ export function moduleWithPersonnelJson(
     people.students,
     ']}',
   );
+  people.lecturers = people.assistants = people.tutors = people.students = '';
+  return text;
 }
