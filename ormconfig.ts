@@ -26,6 +26,7 @@ import { UserStats1764800000000 } from './src/database/migrations/1764800000000-
 import { IntegrationTokens1764510000000 } from './src/database/migrations/1764510000000-IntegrationTokens.js';
 import { LmsExports1764820000000 } from './src/database/migrations/1764820000000-LmsExports.js';
 import { MemberListsAtScale1764830000000 } from './src/database/migrations/1764830000000-MemberListsAtScale.js';
+import { SearchStatistics1764840000000 } from './src/database/migrations/1764840000000-SearchStatistics.js';
 import { LmsExport } from './src/exports/lms-export.entity.js';
 import { IntegrationToken } from './src/tokens/integration-token.entity.js';
 import { IdempotencyKey } from './src/idempotency/idempotency-key.entity.js';
@@ -78,6 +79,7 @@ export const migrations = [
   IdempotencyKeys1764810000000,
   LmsExports1764820000000,
   MemberListsAtScale1764830000000,
+  SearchStatistics1764840000000,
 ];
 
 /**
