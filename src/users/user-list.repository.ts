@@ -53,10 +53,6 @@ export interface UserPageJson {
   total: number;
 }
 
-/** The columns a page's JSON text reads (USER_ACCOUNT_JSON, over the page's rows as `u`). */
-const PAGE_COLUMNS = `u.id, u.username, u.email, u.given_name, u.family_name, u.display_name, u.active, u.admin,
-             u.created_at, u.updated_at, u.avatar_key, u.external_id`;
-
 /** A filtered list's total and the `user_stats` version it was counted at. */
 interface KnownTotal {
   version: number;
@@ -99,13 +95,14 @@ export class UserListRepository {
         ? 's.total'
         : `CASE WHEN s.version = ${params.add(known?.version ?? -1)} THEN NULL
                 ELSE (SELECT count(*) FROM users u ${where}) END`;
-    // The aggregate reads the sorted, limited subquery in its order.
+    // The aggregate reads the sorted, limited subquery in its order; PostgreSQL keeps of `u.*` only the columns
+    // USER_ACCOUNT_JSON reads.
     const sql = `SELECT s.version, ${total} AS total, page.items
   FROM user_stats s
   CROSS JOIN LATERAL (
     SELECT coalesce(string_agg(${USER_ACCOUNT_JSON}, ','), '') AS items
     FROM (
-      SELECT ${PAGE_COLUMNS}
+      SELECT u.*
       FROM users u
       ${where}
       ORDER BY ${orderByClause(filter.sort, 'u.id')}
